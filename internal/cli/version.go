@@ -1,0 +1,23 @@
+package cli
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+)
+
+func newVersionCmd(io *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the memsched version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if io.JSON {
+				return io.PrintJSON(map[string]string{"version": Version, "go": runtime.Version()})
+			}
+			_, err := fmt.Fprintf(io.Out, "memsched %s (%s)\n", Version, runtime.Version())
+			return err
+		},
+	}
+}

@@ -1,0 +1,106 @@
+package milp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/memsched/memsched/model"
+)
+
+// Status says why a solve stopped. It is separate from what solution exists (Result.HasSolution):
+// a time limit may stop a solve with or without an incumbent.
+type Status int
+
+const (
+	// NotSolved: the solver did not run or returned no status.
+	NotSolved Status = iota
+	// Optimal: the incumbent is optimal within the requested gap.
+	Optimal
+	// Infeasible: the model has no feasible point.
+	Infeasible
+	// Unbounded: the objective is unbounded in the optimization direction.
+	Unbounded
+	// InfeasibleOrUnbounded: the solver proved one of the two without telling which.
+	InfeasibleOrUnbounded
+	// TimeLimit: the time limit was reached.
+	TimeLimit
+	// IterationLimit: an iteration or node limit was reached.
+	IterationLimit
+	// Interrupted: the context was cancelled or the solver was interrupted.
+	Interrupted
+	// SolverError: the solver failed numerically or internally; no result can be trusted.
+	SolverError
+)
+
+var statusNames = [...]string{
+	NotSolved:             "not-solved",
+	Optimal:               "optimal",
+	Infeasible:            "infeasible",
+	Unbounded:             "unbounded",
+	InfeasibleOrUnbounded: "infeasible-or-unbounded",
+	TimeLimit:             "time-limit",
+	IterationLimit:        "iteration-limit",
+	Interrupted:           "interrupted",
+	SolverError:           "solver-error",
+}
+
+// String returns the status as used in JSON output (e.g. "time-limit").
+func (s Status) String() string {
+	if s < 0 || int(s) >= len(statusNames) {
+		return fmt.Sprintf("Status(%d)", int(s))
+	}
+	return statusNames[s]
+}
+
+// MarshalText writes String().
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Params are solve options. The zero value works: no time limit, the solver's default gap,
+// its default threads, no log.
+type Params struct {
+	// TimeLimit stops the solve after this wall time (0: none).
+	TimeLimit time.Duration
+	// RelGap is the relative MIP gap at which to stop (0: solver default).
+	RelGap float64
+	// Threads caps the solver's threads (0: solver default).
+	Threads int
+	// Seed is the solver's random seed (0: solver default).
+	Seed int
+	// Log receives the solver's log; nil silences it.
+	Log io.Writer
+}
+
+// Result is what a solve produced.
+type Result struct {
+	// Status says why the solver stopped.
+	Status Status
+	// HasSolution says whether Values holds a feasible point (the incumbent).
+	HasSolution bool
+	// Objective is the incumbent's objective (meaningful when HasSolution).
+	Objective float64
+	// Bound is the best proven bound on the optimum (a lower bound when minimizing);
+	// ±Inf when none is known.
+	Bound float64
+	// Gap is the relative gap |Objective − Bound| / max(|Objective|, tiny); +Inf without incumbent.
+	Gap float64
+	// Values holds one value per model variable, in column order, when HasSolution.
+	Values []float64
+	// Wall is the solve's wall time.
+	Wall time.Duration
+	// Nodes is the number of branch-and-bound nodes (0 for LPs or when unknown).
+	Nodes int64
+	// Solver names the backend that produced the result.
+	Solver string
+}
+
+// Solver is a MILP backend. Solve returns an error only when the solve could not run
+// (bad model, library failure); every outcome of a run, including infeasibility and limits,
+// is a Status in the Result.
+//
+// Backends do not check their solutions: callers use the package function Solve, which does.
+type Solver interface {
+	Name() string
+	Solve(ctx context.Context, m *model.Model, p Params) (*Result, error)
+}
