@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# setup.sh installs what memsched's build and tests need, idempotently:
+#   - Debian packages: liblpsolve55-dev (lp_solve backend), pkg-config, coinor-cbc and
+#     glpk-utils (independent readers of exported .lp/.mps files);
+#   - HiGHS 1.15.1 from PyPI's highsbox wheel into the git-ignored .deps/highs, with our own
+#     highs.pc (the wheel's bundled one points at its build machine's paths);
+#   - the Go modules.
+# A second run does nothing and takes well under two seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+deps="$root/.deps"
+highs_version=1.15.1
+
+need_apt=()
+for pkg in liblpsolve55-dev pkg-config coinor-cbc glpk-utils; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
+done
+if ((${#need_apt[@]})); then
+  echo "setup: installing Debian packages: ${need_apt[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+highs_dist="$deps/highs/highsbox/highs_dist"
+if [ ! -f "$highs_dist/lib/libhighs.so" ] || [ ! -f "$deps/highs/.version-$highs_version" ]; then
+  echo "setup: installing HiGHS $highs_version (PyPI highsbox) into .deps/highs"
+  rm -rf "$deps/highs"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+    --target "$deps/highs" "highsbox==$highs_version"
+  touch "$deps/highs/.version-$highs_version"
+fi
+
+pc="$deps/pkgconfig/highs.pc"
+if [ ! -f "$pc" ] || ! grep -q "prefix=$highs_dist\$" "$pc"; then
+  mkdir -p "$deps/pkgconfig"
+  cat >"$pc" <<PC
+prefix=$highs_dist
+libdir=\${prefix}/lib
+includedir=\${prefix}/include/highs
+
+Name: HiGHS
+Description: HiGHS $highs_version from PyPI highsbox, installed by memsched's scripts/setup.sh
+Version: $highs_version
+Libs: -L\${libdir} -lhighs -Wl,-rpath,\${libdir}
+Cflags: -I\${includedir}
+PC
+  echo "setup: wrote $pc"
+fi
+
+if [ ! -f "$deps/.gomod-$(sha256sum go.sum | cut -c1-16)" ]; then
+  echo "setup: downloading Go modules"
+  go mod download
+  rm -f "$deps"/.gomod-*
+  touch "$deps/.gomod-$(sha256sum go.sum | cut -c1-16)"
+fi
