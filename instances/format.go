@@ -54,9 +54,9 @@ type fieldSet struct{ known, required []string }
 
 // reader decodes one file, remembering its name for errors.
 type reader struct {
-	file       string
-	memUnit    float64
-	timeUnit   float64
+	file     string
+	memUnit  float64
+	timeUnit float64
 }
 
 func (r *reader) fail(path, value, format string, args ...any) error {
