@@ -75,6 +75,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{err} })
 	root.AddCommand(
 		newVersionCmd(io),
+		newInfoCmd(io),
 	)
 	return root
 }
