@@ -1,0 +1,251 @@
+package dp
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify"
+)
+
+// Persistent is the table of rotor's dynamic program for memory-persistent sequences
+// (004 §4.4, Thm 4.8, Alg. 3), computed once for a budget and usable for every smaller one.
+//
+// C_MP(s, t, m) is the least makespan to back-propagate stages s..t when a^{s-1} is stored
+// outside m (as a^{s-1} or ā^{s-1}), δ^t is stored inside m, and m slots are available:
+//
+//	C_MP(s, s, m) = u_f^s + u_b^s                       if m ≥ m_all^{s,s}, else ∞
+//	C_MP(s, t, m) = min( C_all(s, t, m) if m ≥ m_all^{s,t},
+//	                     min_{s<s'≤t} C_ck(s, s', t, m) if m ≥ m_ck^{s,s',t} )
+//	C_all(s, t, m)     = u_f^s + C_MP(s+1, t, m − ω_ā^s) + u_b^s
+//	C_ck(s, s', t, m)  = Σ_{k=s}^{s'-1} u_f^k + C_MP(s', t, m − ω_a^{s'-1}) + C_MP(s, s'−1, m)
+//	m_all^{s,t}        = max(ω_δ^t + ω_ā^s + o_f^s, ω_δ^s + ω_ā^s + ω_δ^{s-1} + o_b^s)
+//	m_ck^{s,s',t}      = ω_δ^t + max(ω_a^s + o_f^s, max_{s<j<s'} ω_a^{j-1} + ω_a^j + o_f^j)
+//
+// m_ck is SPEC §1's exact per-split check: the split s' runs F_ck^s F_∅^{s+1} … F_∅^{s'-1}
+// only, whereas the printed m_∅^{s,t} checks every forward step up to t and so misses
+// persistent sequences (docs/dp.md). The whole chain is C_MP(1, L+1, M − ω_a^0).
+type Persistent struct {
+	c      *instances.Chain
+	sc     *slotted
+	budget int64 // bytes, a^0 included
+	m      int   // slots available beside a^0
+	n      int
+	row    []int32 // row index of (s, t), s ≤ t, at (s-1)*n + (t-1)
+	val    []float64
+	arg    []int16 // 0: F_all first; s' > 0: F_ck^s then F_∅ up to s'-1
+	minOK  []int32 // per row, the least m with a finite value (m+1 if none)
+}
+
+// NewPersistent fills the C_MP table of c for budget bytes (a^0 included) under opt.
+func NewPersistent(c *instances.Chain, budget int64, opt Options) (*Persistent, error) {
+	sc, m, err := discretize(c, budget, opt)
+	if err != nil {
+		return nil, err
+	}
+	n := c.Len()
+	if n > math.MaxInt16 {
+		return nil, fmt.Errorf("dp: %d stages is too many (at most %d)", n, math.MaxInt16)
+	}
+	p := &Persistent{c: c, sc: sc, budget: budget, m: m, n: n}
+	if m < 0 {
+		return p, nil
+	}
+	rows := n * (n + 1) / 2
+	w := m + 1
+	p.row = make([]int32, n*n)
+	p.val = make([]float64, rows*w)
+	p.arg = make([]int16, rows*w)
+	p.minOK = make([]int32, rows)
+	k := int32(0)
+	for s := 1; s <= n; s++ {
+		for t := s; t <= n; t++ {
+			p.row[(s-1)*n+(t-1)] = k
+			k++
+		}
+	}
+	inf := math.Inf(1)
+	for i := range p.val {
+		p.val[i] = inf
+	}
+	for d := 0; d < n; d++ {
+		for s := 1; s+d <= n; s++ {
+			p.fill(s, s+d)
+		}
+	}
+	return p, nil
+}
+
+func (p *Persistent) rowOf(s, t int) int { return int(p.row[(s-1)*p.n+(t-1)]) }
+
+func (p *Persistent) slice(r int) []float64 {
+	w := p.m + 1
+	return p.val[r*w : (r+1)*w]
+}
+
+// fill computes row (s, t) for every m.
+func (p *Persistent) fill(s, t int) {
+	sc := p.sc
+	r := p.rowOf(s, t)
+	out := p.slice(r)
+	arg := p.arg[r*(p.m+1) : (r+1)*(p.m+1)]
+	mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
+	if s == t {
+		for m := mAll; m <= p.m; m++ {
+			out[m] = sc.uf[s] + sc.ub[s]
+		}
+	} else {
+		sub := p.rowOf(s+1, t)
+		from := max(mAll, int(p.minOK[sub])+sc.abar[s])
+		in := p.slice(sub)
+		off := sc.abar[s]
+		base := sc.uf[s] + sc.ub[s]
+		for m := from; m <= p.m; m++ {
+			out[m] = base + in[m-off]
+		}
+		// Splits s' = s+1..t: F_ck^s, then F_∅^{s+1..s'-1}.
+		fwd := sc.a[s] + sc.of[s] // peak of the forward steps of this split, δ^t aside
+		pre := 0.0
+		for s2 := s + 1; s2 <= t; s2++ {
+			if s2 > s+1 {
+				j := s2 - 1
+				fwd = max(fwd, sc.a[j-1]+sc.a[j]+sc.of[j])
+			}
+			pre += sc.uf[s2-1]
+			need := sc.d[t] + fwd
+			if need > p.m {
+				break // the forward steps only grow with s'
+			}
+			right, left := p.rowOf(s2, t), p.rowOf(s, s2-1)
+			off := sc.a[s2-1]
+			lo := max(need, int(p.minOK[right])+off, int(p.minOK[left]))
+			A, B := p.slice(right), p.slice(left)
+			for m := lo; m <= p.m; m++ {
+				if v := pre + A[m-off] + B[m]; v < out[m] {
+					out[m] = v
+					arg[m] = int16(s2)
+				}
+			}
+		}
+	}
+	ok := p.m + 1
+	for m := 0; m <= p.m; m++ {
+		if !math.IsInf(out[m], 1) {
+			ok = m
+			break
+		}
+	}
+	p.minOK[r] = int32(ok)
+}
+
+// Result is a schedule found by a dynamic program, already replayed by verify.Remat.
+type Result struct {
+	// Feasible is false when no sequence of the searched class fits the budget.
+	Feasible bool
+	// Makespan and Peak are the simulator's figures for Sequence (seconds, bytes).
+	Makespan float64
+	Peak     int64
+	Sequence schedule.Sequence
+	// Budget is the budget in bytes (a^0 included); SlotSize the discretization in bytes.
+	Budget   int64
+	SlotSize int64
+}
+
+// Solve returns the best persistent sequence for budget ≤ the table's budget. The sequence is
+// replayed by verify.Remat: a makespan that disagrees with the table (relative 1e-9) or a peak
+// above budget is returned as an error — a bug, never a result.
+func (p *Persistent) Solve(budget int64) (Result, error) {
+	if budget > p.budget {
+		return Result{}, fmt.Errorf("dp: budget %d above the table's %d", budget, p.budget)
+	}
+	res := Result{Budget: budget, SlotSize: p.sc.q}
+	avail := budget - p.c.A0
+	if avail < 0 || p.m < 0 {
+		return res, nil
+	}
+	m := int(avail / p.sc.q)
+	if m > p.m {
+		m = p.m
+	}
+	top := p.rowOf(1, p.n)
+	want := p.slice(top)[m]
+	if math.IsInf(want, 1) {
+		return res, nil
+	}
+	seq := make(schedule.Sequence, 0, 4*p.n)
+	p.rebuild(&seq, 1, p.n, m)
+	return check(p.c, seq, want, budget, res)
+}
+
+// rebuild appends OptRecP(s, t, m) (004 Alg. 4) to seq.
+func (p *Persistent) rebuild(seq *schedule.Sequence, s, t, m int) {
+	r := p.rowOf(s, t)
+	if s == t {
+		*seq = append(*seq, schedule.Op{Kind: schedule.Fall, Stage: s}, schedule.Op{Kind: schedule.B, Stage: s})
+		return
+	}
+	s2 := int(p.arg[r*(p.m+1)+m])
+	if s2 == 0 {
+		*seq = append(*seq, schedule.Op{Kind: schedule.Fall, Stage: s})
+		p.rebuild(seq, s+1, t, m-p.sc.abar[s])
+		*seq = append(*seq, schedule.Op{Kind: schedule.B, Stage: s})
+		return
+	}
+	*seq = append(*seq, schedule.Op{Kind: schedule.Fck, Stage: s})
+	for j := s + 1; j < s2; j++ {
+		*seq = append(*seq, schedule.Op{Kind: schedule.Fn, Stage: j})
+	}
+	p.rebuild(seq, s2, t, m-p.sc.a[s2-1])
+	p.rebuild(seq, s, s2-1, m)
+}
+
+// check replays seq and compares it with the table's makespan and the budget.
+func check(c *instances.Chain, seq schedule.Sequence, want float64, budget int64, res Result) (Result, error) {
+	sim, err := verify.Remat(c, seq, verify.RematOptions{})
+	if err != nil {
+		return Result{}, fmt.Errorf("dp: internal error: the sequence does not replay: %w", err)
+	}
+	if math.Abs(sim.Makespan-want) > 1e-9*math.Max(1, math.Abs(want)) {
+		return Result{}, fmt.Errorf("dp: internal error: table makespan %g, replayed %g", want, sim.Makespan)
+	}
+	if sim.Peak > budget {
+		return Result{}, fmt.Errorf("dp: internal error: replayed peak %d above budget %d", sim.Peak, budget)
+	}
+	res.Feasible, res.Makespan, res.Peak, res.Sequence = true, sim.Makespan, sim.Peak, seq
+	return res, nil
+}
+
+// Point is one step of a makespan-versus-budget frontier.
+type Point struct {
+	// Budget is the smallest budget in bytes (a^0 included, at slot granularity) at which
+	// Makespan is reached.
+	Budget   int64
+	Makespan float64
+}
+
+// Frontier returns, from the one table, the budgets at which the best persistent makespan
+// improves, in increasing budget order (each point is valid up to the next one).
+func (p *Persistent) Frontier() []Point {
+	if p.m < 0 {
+		return nil
+	}
+	row := p.slice(p.rowOf(1, p.n))
+	var pts []Point
+	for m, v := range row {
+		if math.IsInf(v, 1) || len(pts) > 0 && v >= pts[len(pts)-1].Makespan {
+			continue
+		}
+		pts = append(pts, Point{Budget: p.c.A0 + int64(m)*p.sc.q, Makespan: v})
+	}
+	return pts
+}
+
+// SolvePersistent fills the table for budget and returns its best persistent sequence.
+func SolvePersistent(c *instances.Chain, budget int64, opt Options) (Result, error) {
+	p, err := NewPersistent(c, budget, opt)
+	if err != nil {
+		return Result{}, err
+	}
+	return p.Solve(budget)
+}

@@ -1,0 +1,125 @@
+package dp
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/oracle"
+)
+
+const mib = 1 << 20
+
+// TestToy90Persistent is 004 §3.2: with 90 MiB the optimal sequence (which is persistent) takes
+// 47.42 ms and peaks at 86.75 MiB; 500 slots are fine enough to find it.
+func TestToy90Persistent(t *testing.T) {
+	c := instances.Toy()
+	for _, slots := range []int{500, 2000} {
+		res, err := SolvePersistent(c, instances.ToyBudget, Options{Slots: slots})
+		require.NoError(t, err)
+		require.True(t, res.Feasible)
+		assert.InDelta(t, 47.42e-3, res.Makespan, 1e-12, "slots %d", slots)
+		assert.InDelta(t, 86.75, float64(res.Peak)/mib, 0.005)
+		assert.Equal(t, "Fck^1 Fn^2 Fn^3 Fall^4 Fall^5 Fall^6 Fall^7 B^7 B^6 B^5 B^4 Fck^1 Fn^2 Fall^3 B^3 Fall^1 Fall^2 B^2 B^1",
+			res.Sequence.String())
+	}
+}
+
+// TestFig4Persistent is 004 Fig. 4: the best persistent makespan is 3n−2 (the optimum is 2n+2).
+func TestFig4Persistent(t *testing.T) {
+	for n := 4; n <= 8; n++ {
+		c, err := instances.Fig4(n)
+		require.NoError(t, err)
+		res, err := SolvePersistent(c, instances.Fig4Budget, Options{Exact: true})
+		require.NoError(t, err)
+		require.True(t, res.Feasible)
+		assert.Equal(t, float64(3*n-2), res.Makespan, "n=%d: %v", n, res.Sequence)
+	}
+}
+
+// TestPersistentVsOracle: on random integer chains in exact mode, for every budget from the
+// smallest feasible one upward, C_MP is feasible exactly when the oracle is... at least as
+// slow as the exhaustive optimum, and its sequence replays (checked inside Solve).
+func TestPersistentVsOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 4))
+	count, equal := 0, 0
+	for i := 0; i < 200; i++ {
+		c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(5), MaxSize: 6, MaxTime: 5, Integer: true,
+			WithABar: i%2 == 0, WithOverheads: i%3 != 0, WithDelta: i%5 == 0})
+		min := verify.MinBudget(c)
+		top := min + 12
+		p, err := NewPersistent(c, top, Options{Exact: true})
+		require.NoError(t, err)
+		for b := min; b <= top; b += 2 {
+			res, err := p.Solve(b)
+			require.NoError(t, err)
+			_, opt, ok, err := oracle.Remat(c, b, verify.RematOptions{})
+			require.NoError(t, err)
+			require.True(t, ok)
+			if !res.Feasible {
+				continue // persistent sequences may need more memory than the optimum
+			}
+			count++
+			assert.GreaterOrEqual(t, res.Makespan, opt-1e-9, "chain %d budget %d", i, b)
+			if res.Makespan <= opt+1e-9 {
+				equal++
+			}
+		}
+	}
+	t.Logf("%d feasible (chain, budget) pairs, persistent optimal on %d", count, equal)
+	assert.Greater(t, count, 500)
+}
+
+// TestDiscretizedNeverExceeds: with coarse random slot counts the returned sequence always fits
+// the budget in bytes (sizes rounded up, budget down).
+func TestDiscretizedNeverExceeds(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for i := 0; i < 300; i++ {
+		c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(12), MaxSize: 1 << 30, MaxTime: 1,
+			WithABar: true, WithOverheads: true, WithDelta: i%2 == 0})
+		min := verify.MinBudget(c)
+		b := min + r.Int64N(3*min)
+		res, err := SolvePersistent(c, b, Options{Slots: 5 + r.IntN(500)})
+		require.NoError(t, err)
+		if res.Feasible {
+			assert.LessOrEqual(t, res.Peak, b)
+		}
+	}
+}
+
+func TestFrontier(t *testing.T) {
+	c := instances.Toy()
+	p, err := NewPersistent(c, 110*mib, Options{Slots: 1000})
+	require.NoError(t, err)
+	pts := p.Frontier()
+	require.NotEmpty(t, pts)
+	for i := 1; i < len(pts); i++ {
+		assert.Greater(t, pts[i].Budget, pts[i-1].Budget)
+		assert.Less(t, pts[i].Makespan, pts[i-1].Makespan)
+	}
+	last := pts[len(pts)-1]
+	assert.InDelta(t, 37.38e-3, last.Makespan, 1e-12, "enough memory gives the store-all makespan")
+	for _, pt := range pts {
+		res, err := p.Solve(pt.Budget)
+		require.NoError(t, err)
+		require.True(t, res.Feasible)
+		assert.InDelta(t, pt.Makespan, res.Makespan, 1e-12)
+	}
+}
+
+func TestPersistentInfeasibleAndBadInput(t *testing.T) {
+	c := instances.Toy()
+	res, err := SolvePersistent(c, verify.MinBudget(c)/2, Options{})
+	require.NoError(t, err)
+	assert.False(t, res.Feasible)
+	_, err = SolvePersistent(c, -1, Options{})
+	assert.Error(t, err)
+	_, err = SolvePersistent(c, 1<<40, Options{Exact: true})
+	assert.ErrorContains(t, err, "too many")
+	_ = schedule.Sequence{}
+}
