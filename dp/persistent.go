@@ -3,6 +3,9 @@ package dp
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
@@ -27,15 +30,16 @@ import (
 // only, whereas the printed m_∅^{s,t} checks every forward step up to t and so misses
 // persistent sequences (docs/dp.md). The whole chain is C_MP(1, L+1, M − ω_a^0).
 type Persistent struct {
-	c      *instances.Chain
-	sc     *slotted
-	budget int64 // bytes, a^0 included
-	m      int   // slots available beside a^0
-	n      int
-	row    []int32 // row index of (s, t), s ≤ t, at (s-1)*n + (t-1)
-	val    []float64
-	arg    []int16 // 0: F_all first; s' > 0: F_ck^s then F_∅ up to s'-1
-	minOK  []int32 // per row, the least m with a finite value (m+1 if none)
+	c       *instances.Chain
+	sc      *slotted
+	budget  int64 // bytes, a^0 included
+	m       int   // slots available beside a^0
+	n       int
+	row     []int32 // row index of (s, t), s ≤ t, at (s-1)*n + (t-1)
+	val     []float64
+	arg     []int16 // 0: F_all first; s' > 0: F_ck^s then F_∅ up to s'-1
+	minOK   []int32 // per row, the least m with a finite value (m+1 if none)
+	workers int
 }
 
 // NewPersistent fills the C_MP table of c for budget bytes (a^0 included) under opt.
@@ -48,7 +52,7 @@ func NewPersistent(c *instances.Chain, budget int64, opt Options) (*Persistent, 
 	if n > math.MaxInt16 {
 		return nil, fmt.Errorf("dp: %d stages is too many (at most %d)", n, math.MaxInt16)
 	}
-	p := &Persistent{c: c, sc: sc, budget: budget, m: m, n: n}
+	p := &Persistent{c: c, sc: sc, budget: budget, m: m, n: n, workers: runtime.GOMAXPROCS(0)}
 	if m < 0 {
 		return p, nil
 	}
@@ -69,11 +73,43 @@ func NewPersistent(c *instances.Chain, budget int64, opt Options) (*Persistent, 
 	for i := range p.val {
 		p.val[i] = inf
 	}
-	for d := 0; d < n; d++ {
-		for s := 1; s+d <= n; s++ {
-			p.fill(s, s+d)
+	// Order: t ascending, then s descending. Row (s, t) needs (s', t) for s' > s, filled just
+	// before and still in cache, and (s, s'−1) for s' ≤ t, contiguous in memory. (The
+	// diagonal order of 004 Alg. 3 touches rows scattered over the whole table and is about
+	// twice as slow at 339 stages.) Columns are dealt round-robin to the cores as a wavefront:
+	// row (s, t) waits until column t−1 has finished row s, which by induction means every
+	// earlier column has.
+	workers := min(p.workers, n)
+	if workers <= 1 || (n+1)*(m+1) < 1<<14 {
+		for t := 1; t <= n; t++ {
+			for s := t; s >= 1; s-- {
+				p.fill(s, t)
+			}
 		}
+		return p, nil
 	}
+	done := make([]atomic.Int32, n+1) // done[t]: smallest s with row (s, t) filled; t+1 if none
+	for t := range done {
+		done[t].Store(int32(t + 1))
+	}
+	done[0].Store(0)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for t := 1 + w; t <= n; t += workers {
+				for s := t; s >= 1; s-- {
+					for s < t && done[t-1].Load() > int32(s) {
+						runtime.Gosched()
+					}
+					p.fill(s, t)
+					done[t].Store(int32(s))
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
 	return p, nil
 }
 
@@ -86,49 +122,10 @@ func (p *Persistent) slice(r int) []float64 {
 
 // fill computes row (s, t) for every m.
 func (p *Persistent) fill(s, t int) {
-	sc := p.sc
 	r := p.rowOf(s, t)
 	out := p.slice(r)
 	arg := p.arg[r*(p.m+1) : (r+1)*(p.m+1)]
-	mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
-	if s == t {
-		for m := mAll; m <= p.m; m++ {
-			out[m] = sc.uf[s] + sc.ub[s]
-		}
-	} else {
-		sub := p.rowOf(s+1, t)
-		from := max(mAll, int(p.minOK[sub])+sc.abar[s])
-		in := p.slice(sub)
-		off := sc.abar[s]
-		base := sc.uf[s] + sc.ub[s]
-		for m := from; m <= p.m; m++ {
-			out[m] = base + in[m-off]
-		}
-		// Splits s' = s+1..t: F_ck^s, then F_∅^{s+1..s'-1}.
-		fwd := sc.a[s] + sc.of[s] // peak of the forward steps of this split, δ^t aside
-		pre := 0.0
-		for s2 := s + 1; s2 <= t; s2++ {
-			if s2 > s+1 {
-				j := s2 - 1
-				fwd = max(fwd, sc.a[j-1]+sc.a[j]+sc.of[j])
-			}
-			pre += sc.uf[s2-1]
-			need := sc.d[t] + fwd
-			if need > p.m {
-				break // the forward steps only grow with s'
-			}
-			right, left := p.rowOf(s2, t), p.rowOf(s, s2-1)
-			off := sc.a[s2-1]
-			lo := max(need, int(p.minOK[right])+off, int(p.minOK[left]))
-			A, B := p.slice(right), p.slice(left)
-			for m := lo; m <= p.m; m++ {
-				if v := pre + A[m-off] + B[m]; v < out[m] {
-					out[m] = v
-					arg[m] = int16(s2)
-				}
-			}
-		}
-	}
+	p.fillRange(s, t, out, arg, 0, p.m)
 	ok := p.m + 1
 	for m := 0; m <= p.m; m++ {
 		if !math.IsInf(out[m], 1) {
@@ -137,6 +134,76 @@ func (p *Persistent) fill(s, t int) {
 		}
 	}
 	p.minOK[r] = int32(ok)
+}
+
+// fillRange computes out[m] for mlo ≤ m ≤ mhi.
+func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi int) {
+	sc := p.sc
+	mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
+	if s == t {
+		for m := max(mAll, mlo); m <= mhi; m++ {
+			out[m] = sc.uf[s] + sc.ub[s]
+		}
+		return
+	}
+	sub := p.rowOf(s+1, t)
+	off := sc.abar[s]
+	in := p.slice(sub)
+	base := sc.uf[s] + sc.ub[s]
+	for m := max(mAll, int(p.minOK[sub])+off, mlo); m <= mhi; m++ {
+		out[m] = base + in[m-off]
+	}
+	// Splits s' = s+1..t: F_ck^s, then F_∅^{s+1..s'-1}.
+	fwd := sc.a[s] + sc.of[s] // peak of the forward steps of this split, δ^t aside
+	pre := 0.0
+	for s2 := s + 1; s2 <= t; s2++ {
+		if s2 > s+1 {
+			j := s2 - 1
+			fwd = max(fwd, sc.a[j-1]+sc.a[j]+sc.of[j])
+		}
+		pre += sc.uf[s2-1]
+		need := sc.d[t] + fwd
+		if need > mhi {
+			break // the forward steps only grow with s'
+		}
+		right, left := p.rowOf(s2, t), p.rowOf(s, s2-1)
+		off := sc.a[s2-1]
+		lo := max(need, int(p.minOK[right])+off, int(p.minOK[left]), mlo)
+		if lo > mhi {
+			continue
+		}
+		A, B := p.slice(right), p.slice(left)
+		// Rows are non-increasing in m, so pre + A[mhi-off] + B[mhi] bounds this split from
+		// below on the range; out is non-increasing too, so the split cannot improve any m
+		// from the first one where out is already at or under that bound.
+		bound := pre + A[mhi-off] + B[mhi]
+		hi := mhi + 1
+		if out[mhi] <= bound {
+			lo2, hi2 := lo, mhi // first m in [lo, mhi] with out[m] <= bound
+			for lo2 < hi2 {
+				mid := (lo2 + hi2) / 2
+				if out[mid] <= bound {
+					hi2 = mid
+				} else {
+					lo2 = mid + 1
+				}
+			}
+			hi = lo2
+		}
+		if lo >= hi {
+			continue
+		}
+		// Re-sliced to one length so the compiler drops the bounds checks of the hot loop.
+		as, bs, os, gs := A[lo-off:hi-off], B[lo:hi], out[lo:hi], arg[lo:hi]
+		bs, os, gs = bs[:len(as)], os[:len(as)], gs[:len(as)]
+		id := int16(s2)
+		for i, x := range as {
+			if v := pre + x + bs[i]; v < os[i] {
+				os[i] = v
+				gs[i] = id
+			}
+		}
+	}
 }
 
 // Result is a schedule found by a dynamic program, already replayed by verify.Remat.

@@ -2,6 +2,7 @@ package dp
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -122,4 +123,22 @@ func TestPersistentInfeasibleAndBadInput(t *testing.T) {
 	_, err = SolvePersistent(c, 1<<40, Options{Exact: true})
 	assert.ErrorContains(t, err, "too many")
 	_ = schedule.Sequence{}
+}
+
+// TestParallelFillMatchesSequential: the wavefront fill over several cores gives exactly the
+// table of the sequential order (run under -race to check the synchronization).
+func TestParallelFillMatchesSequential(t *testing.T) {
+	c := benchChain(60)
+	budget := verify.MinBudget(c) * 2
+	prev := runtime.GOMAXPROCS(1)
+	seq, err := NewPersistent(c, budget, Options{Slots: 400})
+	runtime.GOMAXPROCS(max(prev, 4))
+	require.NoError(t, err)
+	par, err := NewPersistent(c, budget, Options{Slots: 400})
+	runtime.GOMAXPROCS(prev)
+	require.NoError(t, err)
+	require.Equal(t, 1, seq.workers)
+	require.Greater(t, par.workers, 1)
+	assert.Equal(t, seq.val, par.val)
+	assert.Equal(t, seq.arg, par.arg)
 }

@@ -1,0 +1,44 @@
+package dp
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/verify"
+)
+
+// benchChain is a ResNet-like random chain: sizes of several MiB, ā ≥ a, overheads, ms times.
+func benchChain(stages int) *instances.Chain {
+	r := rand.New(rand.NewPCG(339, 1))
+	return instances.Random(r, instances.RandomParams{Stages: stages, MaxSize: 64 << 20, MaxTime: 5e-3,
+		WithABar: true, WithOverheads: true})
+}
+
+// BenchmarkPersistent339 is C_MP on a 339-stage chain (ResNet-1001 scale, 004 §5.3) with
+// S = 500 slots at a budget halfway between the smallest feasible one and store-all.
+// Target (issue 4): < 2 s on a 2-core machine; rotor's C implementation reports up to 20 s.
+func BenchmarkPersistent339(b *testing.B) {
+	c := benchChain(339)
+	budget := verify.MinBudget(c) * 3
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := SolvePersistent(c, budget, Options{Slots: 500})
+		if err != nil || !res.Feasible {
+			b.Fatal(err, res.Feasible)
+		}
+	}
+}
+
+// BenchmarkFloating30 is C_FL on L = 30 (31 stages) with S = 100. Target: < 10 s.
+func BenchmarkFloating30(b *testing.B) {
+	c := benchChain(31)
+	budget := verify.MinBudget(c) * 2
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := SolveFloating(c, budget, Options{Slots: 100})
+		if err != nil || !res.Feasible {
+			b.Fatal(err, res.Feasible)
+		}
+	}
+}
