@@ -40,10 +40,26 @@ type Persistent struct {
 	arg     []int16 // 0: F_all first; s' > 0: F_ck^s then F_∅ up to s'-1
 	minOK   []int32 // per row, the least m with a finite value (m+1 if none)
 	workers int
+	// adjoint restricts F_all^s to run right before B^s (revolve's AD model, see NewRevolve).
+	adjoint bool
 }
 
 // NewPersistent fills the C_MP table of c for budget bytes (a^0 included) under opt.
 func NewPersistent(c *instances.Chain, budget int64, opt Options) (*Persistent, error) {
+	return newPersistent(c, budget, opt, false)
+}
+
+// NewRevolve fills the table of revolve, the baseline of 004 §5.4: Griewank and Walther's
+// optimal checkpointing for the adjoint (AD) model, in its heterogeneous form (003:
+// Opt(i, ℓ, m) = min_j Σ_{k=i}^{j-1} u_f^k + Opt(j, ℓ, m − x_j) + Opt(i, j−1, m)), turned into
+// valid sequences by storing only plain activations and running F_all^s right before each B^s.
+// It is C_MP with the C_all branch allowed only for s = t, so memory is checked exactly as in
+// 004's model and revolve's sequences always fit the budget.
+func NewRevolve(c *instances.Chain, budget int64, opt Options) (*Persistent, error) {
+	return newPersistent(c, budget, opt, true)
+}
+
+func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) (*Persistent, error) {
 	sc, m, err := discretize(c, budget, opt)
 	if err != nil {
 		return nil, err
@@ -52,7 +68,7 @@ func NewPersistent(c *instances.Chain, budget int64, opt Options) (*Persistent, 
 	if n > math.MaxInt16 {
 		return nil, fmt.Errorf("dp: %d stages is too many (at most %d)", n, math.MaxInt16)
 	}
-	p := &Persistent{c: c, sc: sc, budget: budget, m: m, n: n, workers: runtime.GOMAXPROCS(0)}
+	p := &Persistent{c: c, sc: sc, budget: budget, m: m, n: n, workers: runtime.GOMAXPROCS(0), adjoint: adjoint}
 	if m < 0 {
 		return p, nil
 	}
@@ -146,12 +162,14 @@ func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi in
 		}
 		return
 	}
-	sub := p.rowOf(s+1, t)
-	off := sc.abar[s]
-	in := p.slice(sub)
-	base := sc.uf[s] + sc.ub[s]
-	for m := max(mAll, int(p.minOK[sub])+off, mlo); m <= mhi; m++ {
-		out[m] = base + in[m-off]
+	if !p.adjoint {
+		sub := p.rowOf(s+1, t)
+		off := sc.abar[s]
+		in := p.slice(sub)
+		base := sc.uf[s] + sc.ub[s]
+		for m := max(mAll, int(p.minOK[sub])+off, mlo); m <= mhi; m++ {
+			out[m] = base + in[m-off]
+		}
 	}
 	// Splits s' = s+1..t: F_ck^s, then F_∅^{s+1..s'-1}.
 	fwd := sc.a[s] + sc.of[s] // peak of the forward steps of this split, δ^t aside

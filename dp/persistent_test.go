@@ -122,7 +122,6 @@ func TestPersistentInfeasibleAndBadInput(t *testing.T) {
 	assert.Error(t, err)
 	_, err = SolvePersistent(c, 1<<40, Options{Exact: true})
 	assert.ErrorContains(t, err, "too many")
-	_ = schedule.Sequence{}
 }
 
 // TestParallelFillMatchesSequential: the wavefront fill over several cores gives exactly the
@@ -141,4 +140,38 @@ func TestParallelFillMatchesSequential(t *testing.T) {
 	require.Greater(t, par.workers, 1)
 	assert.Equal(t, seq.val, par.val)
 	assert.Equal(t, seq.arg, par.arg)
+}
+
+// TestRevolve: revolve's sequences replay within the budget and are never faster than C_MP
+// (they are a subset of persistent sequences); on the toy at 90 MiB it is strictly slower,
+// since the optimum runs F_all^4 … F_all^7 ahead of their backward steps.
+func TestRevolve(t *testing.T) {
+	c := instances.Toy()
+	rv, err := NewRevolve(c, instances.ToyBudget, Options{})
+	require.NoError(t, err)
+	res, err := rv.Solve(instances.ToyBudget)
+	require.NoError(t, err)
+	require.True(t, res.Feasible)
+	assert.Greater(t, res.Makespan, 47.42e-3+1e-9)
+	r := rand.New(rand.NewPCG(21, 3))
+	for i := 0; i < 100; i++ {
+		c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(6), MaxSize: 7, MaxTime: 6, Integer: true,
+			WithABar: true, WithOverheads: i%2 == 0})
+		b := verify.MinBudget(c) + int64(r.IntN(10))
+		rv, err := NewRevolve(c, b, Options{Exact: true})
+		require.NoError(t, err)
+		got, err := rv.Solve(b)
+		require.NoError(t, err)
+		mp, err := SolvePersistent(c, b, Options{Exact: true})
+		require.NoError(t, err)
+		if got.Feasible {
+			require.True(t, mp.Feasible)
+			assert.GreaterOrEqual(t, got.Makespan, mp.Makespan-1e-9)
+			for k, op := range got.Sequence {
+				if op.Kind == schedule.Fall {
+					require.Equal(t, schedule.Op{Kind: schedule.B, Stage: op.Stage}, got.Sequence[k+1], "F_all right before B")
+				}
+			}
+		}
+	}
 }
