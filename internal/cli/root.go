@@ -76,6 +76,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(io),
 		newInfoCmd(io),
+		newRematCmd(io),
 	)
 	return root
 }

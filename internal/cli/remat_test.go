@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRematToy is issue 4's acceptance on the toy chain at 90 MiB: persistent, floating and
+// exhaustive give 47.42 ms and 86.75 MiB with 004 §3.2's sequence, verified.
+func TestRematToy(t *testing.T) {
+	const published = `[{"op":"Fck","stage":1},{"op":"Fn","stage":2},{"op":"Fn","stage":3},{"op":"Fall","stage":4},{"op":"Fall","stage":5},{"op":"Fall","stage":6},{"op":"Fall","stage":7},{"op":"B","stage":7},{"op":"B","stage":6},{"op":"B","stage":5},{"op":"B","stage":4},{"op":"Fck","stage":1},{"op":"Fn","stage":2},{"op":"Fall","stage":3},{"op":"B","stage":3},{"op":"Fall","stage":1},{"op":"Fall","stage":2},{"op":"B","stage":2},{"op":"B","stage":1}]`
+	for _, algo := range []string{"persistent", "floating", "exhaustive"} {
+		code, out, stderr := run(t, "remat", "--mem", "90MiB", "--algo", algo, "--json")
+		require.Equal(t, 0, code, stderr)
+		var rep RematReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		assert.True(t, rep.Feasible, algo)
+		assert.True(t, rep.Verified, algo)
+		assert.InDelta(t, 0.04742, rep.Makespan, 1e-12, algo)
+		assert.InDelta(t, 86.75, float64(rep.PeakMemory)/(1<<20), 0.005, algo)
+		seq, err := json.Marshal(rep.Sequence)
+		require.NoError(t, err)
+		assert.JSONEq(t, published, string(seq), algo)
+	}
+}
+
+// TestRematInfeasibleIsAResult: a budget below every sequence exits 0 with feasible false.
+func TestRematInfeasibleIsAResult(t *testing.T) {
+	for _, algo := range rematAlgos {
+		code, out, stderr := run(t, "remat", "--mem", "60MiB", "--algo", algo, "--json")
+		require.Equal(t, 0, code, "%s: %s", algo, stderr)
+		var rep RematReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		assert.False(t, rep.Feasible, algo)
+		assert.Empty(t, rep.Sequence, algo)
+	}
+}
+
+func TestRematFrontier(t *testing.T) {
+	code, out, _ := run(t, "remat", "--mem", "110MiB", "--frontier", "--json")
+	require.Equal(t, 0, code)
+	var pts []FrontierPoint
+	require.NoError(t, json.Unmarshal([]byte(out), &pts))
+	require.NotEmpty(t, pts)
+	assert.InDelta(t, 0.03738, pts[len(pts)-1].Makespan, 1e-12)
+}
+
+func TestRematBadInput(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"remat"}, "--mem is required"},
+		{[]string{"remat", "--mem", "90MB/s"}, "--mem"},
+		{[]string{"remat", "--mem", "90MiB", "--algo", "magic"}, `unknown --algo "magic"`},
+		{[]string{"remat", "--mem", "90MiB", "--slots", "0"}, "--slots must be positive"},
+		{[]string{"remat", "--mem", "90MiB", "--frontier", "--algo", "exhaustive"}, "--frontier needs"},
+		{[]string{"remat", "--mem", "1GiB", "--exact"}, "too many"},
+	}
+	for _, c := range cases {
+		code, _, stderr := run(t, c.args...)
+		assert.NotEqual(t, 0, code, c.args)
+		assert.Contains(t, stderr, c.want, c.args)
+	}
+}
