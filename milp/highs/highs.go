@@ -163,12 +163,13 @@ func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*mil
 	}
 	h := newHandle()
 	defer h.Close()
-	inf := float64(C.Highs_getInfinity(h.p))
-	if err := pass(h, m, inf); err != nil {
-		return nil, err
-	}
+	// Options first: passing the model already logs when output is on.
 	logFile, err := configure(h, p)
 	if err != nil {
+		return nil, err
+	}
+	inf := float64(C.Highs_getInfinity(h.p))
+	if err := pass(h, m, inf); err != nil {
 		return nil, err
 	}
 	if logFile != "" {

@@ -64,11 +64,20 @@ func (*Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*milp.
 	lp.SetAddRowMode(true)
 	for i := 0; i < m.NumRows(); i++ {
 		cols, coefs := m.RowTerms(i)
+		lo, hi := m.RowBounds(i)
+		if len(cols) == 0 {
+			// golp cannot take an empty row; its value is 0, so it is either always
+			// satisfied or makes the model infeasible.
+			if lo > 0 || hi < 0 {
+				res.Status = milp.Infeasible
+				return res, nil
+			}
+			continue
+		}
 		entries := make([]golp.Entry, len(cols))
 		for k := range cols {
 			entries[k] = golp.Entry{Col: int(cols[k]), Val: coefs[k]}
 		}
-		lo, hi := m.RowBounds(i)
 		var err error
 		switch {
 		case lo == hi:

@@ -1,0 +1,13 @@
+//go:build highs
+
+package highs
+
+import (
+	"testing"
+
+	"github.com/memsched/memsched/milp/milptest"
+)
+
+func TestConformance(t *testing.T) {
+	milptest.Run(t, New, milptest.Config{Caps: milptest.Capabilities{Integer: true, ProvesUnbounded: true}})
+}

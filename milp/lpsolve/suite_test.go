@@ -1,0 +1,16 @@
+//go:build lpsolve
+
+package lpsolve
+
+import (
+	"testing"
+
+	"github.com/memsched/memsched/milp/milptest"
+)
+
+func TestConformance(t *testing.T) {
+	milptest.Run(t, New, milptest.Config{
+		Caps:       milptest.Capabilities{Integer: true, ProvesUnbounded: true},
+		RoundTrips: []milptest.RoundTrip{milptest.MPS},
+	})
+}

@@ -1,0 +1,9 @@
+NAME x
+ROWS
+ N obj
+ L c
+COLUMNS
+    x c 1
+BOUNDS
+ XX BND x 3
+ENDATA

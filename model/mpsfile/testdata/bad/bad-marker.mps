@@ -1,0 +1,8 @@
+NAME x
+ROWS
+ N obj
+ L c
+COLUMNS
+    MARKER M 'MARKER' 'INTSTART'
+    x c 1
+ENDATA

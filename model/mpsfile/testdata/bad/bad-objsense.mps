@@ -1,0 +1,8 @@
+NAME x
+OBJSENSE
+    UP
+ROWS
+ N obj
+COLUMNS
+    x obj 1
+ENDATA

@@ -1,0 +1,11 @@
+NAME x
+ROWS
+ N obj
+ L c
+COLUMNS
+    x c 1
+RHS
+    RHS c 1
+BOUNDS
+ UP BND y 3
+ENDATA

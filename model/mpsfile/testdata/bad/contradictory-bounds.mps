@@ -1,0 +1,10 @@
+NAME x
+ROWS
+ N obj
+ L c
+COLUMNS
+    x c 1
+BOUNDS
+ LO BND x 5
+ UP BND x 2
+ENDATA

@@ -1,0 +1,2 @@
+    x c 1
+ENDATA

@@ -1,0 +1,8 @@
+NAME x
+ROWS
+ N obj
+ L c
+ L c
+COLUMNS
+    x c 1
+ENDATA

@@ -1,0 +1,6 @@
+NAME x
+ROWS
+ N obj
+ L c
+COLUMNS
+    x c 1

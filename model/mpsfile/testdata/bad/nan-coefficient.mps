@@ -1,0 +1,6 @@
+NAME x
+ROWS
+ N obj
+COLUMNS
+    x obj nan
+ENDATA

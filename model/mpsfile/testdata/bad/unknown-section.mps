@@ -1,0 +1,3 @@
+NAME x
+FOO
+ENDATA
