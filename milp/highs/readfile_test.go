@@ -35,7 +35,7 @@ func viaHiGHSReader(t *testing.T, ext string, write func(*os.File, *model.Model)
 
 func TestConformanceFiles(t *testing.T) {
 	milptest.Run(t, New, milptest.Config{
-		Caps: milptest.Capabilities{Integer: true, ProvesUnbounded: true},
+		Caps: milptest.Capabilities{Integer: true, ProvesUnbounded: true, InfiniteIntegers: true},
 		RoundTrips: []milptest.RoundTrip{
 			milptest.MPS,
 			viaHiGHSReader(t, "mps", func(f *os.File, m *model.Model) error { return mpsfile.Write(f, m) }),

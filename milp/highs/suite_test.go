@@ -9,5 +9,5 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	milptest.Run(t, New, milptest.Config{Caps: milptest.Capabilities{Integer: true, ProvesUnbounded: true}})
+	milptest.Run(t, New, milptest.Config{Caps: milptest.Capabilities{Integer: true, ProvesUnbounded: true, InfiniteIntegers: true}})
 }

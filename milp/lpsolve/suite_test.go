@@ -10,7 +10,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	milptest.Run(t, New, milptest.Config{
-		Caps:       milptest.Capabilities{Integer: true, ProvesUnbounded: true},
+		Caps:       milptest.Capabilities{Integer: true, ProvesUnbounded: true, InfiniteIntegers: true},
 		RoundTrips: []milptest.RoundTrip{milptest.MPS},
 	})
 }

@@ -18,6 +18,8 @@ type Problem struct {
 	Objective float64
 	// Integer marks models with integer or binary variables (needs Capabilities.Integer).
 	Integer bool
+	// InfiniteIntegers marks models with an integer variable of infinite bound.
+	InfiniteIntegers bool
 }
 
 var inf = math.Inf(1)
@@ -328,7 +330,7 @@ func Problems() []Problem {
 				m.SetObjective(model.Minimize, expr(x, 1, y, 1, z, 1))
 				return m
 			}},
-		{Name: "mip-unbounded-integer", Reason: "integer variable unbounded in the objective direction", Status: milp.Unbounded, Integer: true,
+		{Name: "mip-unbounded-integer", Reason: "integer variable unbounded in the objective direction", Status: milp.Unbounded, Integer: true, InfiniteIntegers: true,
 			Build: func() *model.Model {
 				m := model.New("")
 				x := m.AddInteger("x", 0, inf)

@@ -22,6 +22,9 @@ type Capabilities struct {
 	// ProvesUnbounded: the backend reports Unbounded (or InfeasibleOrUnbounded) rather than
 	// failing when the objective is unbounded.
 	ProvesUnbounded bool
+	// InfiniteIntegers: the backend accepts integer variables with an infinite bound (an
+	// enumerating referee cannot).
+	InfiniteIntegers bool
 }
 
 // RoundTrip transforms a model the way a file format would (write, then read back).
@@ -76,6 +79,8 @@ func skip(p Problem, c Capabilities) string {
 		return "needs capability Integer"
 	case p.Status == milp.Unbounded && !c.ProvesUnbounded:
 		return "needs capability ProvesUnbounded"
+	case p.InfiniteIntegers && !c.InfiniteIntegers:
+		return "needs capability InfiniteIntegers"
 	}
 	return ""
 }
