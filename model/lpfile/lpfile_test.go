@@ -2,8 +2,8 @@ package lpfile_test
 
 import (
 	"bytes"
-	"fmt"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"

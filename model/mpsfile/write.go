@@ -92,37 +92,33 @@ func Write(w io.Writer, m *model.Model) error {
 		isInt := m.VarType(model.Var(j)) != model.Continuous
 		if isInt != inInt {
 			if isInt {
-				fmt.Fprintf(bw, "    MARKER%d  'MARKER'  'INTORG'\n", markers)
+				entry(bw, fmt.Sprintf("MARKER%d", markers), "'MARKER'", []byte("'INTORG'"))
 			} else {
-				fmt.Fprintf(bw, "    MARKER%d  'MARKER'  'INTEND'\n", markers)
+				entry(bw, fmt.Sprintf("MARKER%d", markers), "'MARKER'", []byte("'INTEND'"))
 			}
 			markers++
 			inInt = isInt
 		}
 		wrote := false
 		if cost[j] != 0 {
-			bw.WriteString("    " + cols[j] + "  " + objName + "  ")
-			bw.Write(strconv.AppendFloat(num[:0], cost[j], 'g', -1, 64))
-			bw.WriteByte('\n')
+			entry(bw, cols[j], objName, strconv.AppendFloat(num[:0], cost[j], 'g', -1, 64))
 			wrote = true
 		}
 		for k := counts[j]; k < counts[j+1]; k++ {
-			bw.WriteString("    " + cols[j] + "  " + rows[colRow[k]] + "  ")
-			bw.Write(strconv.AppendFloat(num[:0], colVal[k], 'g', -1, 64))
-			bw.WriteByte('\n')
+			entry(bw, cols[j], rows[colRow[k]], strconv.AppendFloat(num[:0], colVal[k], 'g', -1, 64))
 			wrote = true
 		}
 		if !wrote {
 			// An empty column must still be declared: a zero objective entry does it.
-			bw.WriteString("    " + cols[j] + "  " + objName + "  0\n")
+			entry(bw, cols[j], objName, []byte("0"))
 		}
 	}
 	if inInt {
-		fmt.Fprintf(bw, "    MARKER%d  'MARKER'  'INTEND'\n", markers)
+		entry(bw, fmt.Sprintf("MARKER%d", markers), "'MARKER'", []byte("'INTEND'"))
 	}
 	bw.WriteString("RHS\n")
 	if offset != 0 {
-		fmt.Fprintf(bw, "    RHS  %s  %s\n", objName, fmtNum(-offset))
+		entry(bw, "RHS", objName, []byte(fmtNum(-offset)))
 	}
 	for i := 0; i < r; i++ {
 		lo, hi := m.RowBounds(i)
@@ -136,7 +132,7 @@ func Write(w io.Writer, m *model.Model) error {
 			continue
 		}
 		if rhs != 0 {
-			fmt.Fprintf(bw, "    RHS  %s  %s\n", rows[i], fmtNum(rhs))
+			entry(bw, "RHS", rows[i], []byte(fmtNum(rhs)))
 		}
 	}
 	ranged := false
@@ -147,7 +143,7 @@ func Write(w io.Writer, m *model.Model) error {
 				bw.WriteString("RANGES\n")
 				ranged = true
 			}
-			fmt.Fprintf(bw, "    RNG  %s  %s\n", rows[i], fmtNum(hi-lo))
+			entry(bw, "RNG", rows[i], []byte(fmtNum(hi-lo)))
 		}
 	}
 	bw.WriteString("BOUNDS\n")
@@ -161,26 +157,47 @@ func Write(w io.Writer, m *model.Model) error {
 func writeBounds(bw *bufio.Writer, m *model.Model, v model.Var, name string) {
 	lb, ub := m.Bounds(v)
 	t := m.VarType(v)
-	b := func(kind string, x float64) { fmt.Fprintf(bw, " %s BND  %s  %s\n", kind, name, fmtNum(x)) }
+	b := func(kind string, x float64) { fmt.Fprintf(bw, " %s BND       %s  %s\n", kind, pad(name), fmtNum(x)) }
+	flag := func(kind string) { fmt.Fprintf(bw, " %s BND       %s\n", kind, name) }
 	switch {
 	case t == model.Binary && lb == 0 && ub == 1:
-		fmt.Fprintf(bw, " BV BND  %s\n", name)
+		flag("BV")
 	case lb == ub:
 		b("FX", lb)
 	case math.IsInf(lb, -1) && math.IsInf(ub, 1):
-		fmt.Fprintf(bw, " FR BND  %s\n", name)
+		flag("FR")
 	default:
 		if math.IsInf(lb, -1) {
-			fmt.Fprintf(bw, " MI BND  %s\n", name)
+			flag("MI")
 		} else if lb != 0 || t != model.Continuous {
 			b("LO", lb)
 		}
 		if !math.IsInf(ub, 1) {
 			b("UP", ub)
 		} else if t != model.Continuous {
-			fmt.Fprintf(bw, " PL BND  %s\n", name)
+			flag("PL")
 		}
 	}
+}
+
+// entry writes a data line "    name1  name2  value" with the names padded to the fixed-MPS
+// field width (8): readers that guess between fixed and free format (CBC's) then parse short
+// names right, and free-format readers do not care.
+func entry(bw *bufio.Writer, a, b string, val []byte) {
+	bw.WriteString("    ")
+	bw.WriteString(pad(a))
+	bw.WriteString("  ")
+	bw.WriteString(pad(b))
+	bw.WriteString("  ")
+	bw.Write(val)
+	bw.WriteByte('\n')
+}
+
+func pad(s string) string {
+	if len(s) >= 8 {
+		return s
+	}
+	return s + "        "[:8-len(s)]
 }
 
 func fmtNum(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
