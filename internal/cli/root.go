@@ -77,6 +77,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 		newVersionCmd(io),
 		newInfoCmd(io),
 		newRematCmd(io),
+		newSolveCmd(io),
 	)
 	return root
 }

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memsched/memsched/milp"
+	"github.com/memsched/memsched/milp/highs"
+	"github.com/memsched/memsched/model"
+	"github.com/memsched/memsched/model/mpsfile"
+)
+
+// SolveOptions are the flags of `memsched solve`.
+type SolveOptions struct {
+	File      string
+	Solver    string
+	TimeLimit float64 // seconds
+	Gap       float64
+	Threads   int
+}
+
+// SolveReport is the JSON output of `memsched solve`.
+type SolveReport struct {
+	File        string   `json:"file"`
+	Solver      string   `json:"solver"`
+	Status      string   `json:"status"`
+	HasSolution bool     `json:"has_solution"`
+	Objective   *float64 `json:"objective"`
+	Bound       *float64 `json:"bound"`
+	Gap         *float64 `json:"gap"`
+	Seconds     float64  `json:"seconds"`
+	Nodes       int64    `json:"nodes"`
+}
+
+func newSolveCmd(io *IO) *cobra.Command {
+	opts := &SolveOptions{}
+	cmd := &cobra.Command{
+		Use:   "solve FILE.mps|FILE.lp",
+		Short: "Solve an LP/MILP file with HiGHS, lp_solve or the pure-Go referee",
+		Long: `solve reads a model (free MPS with memsched's reader; CPLEX LP with HiGHS's reader) and solves
+it. The returned point is re-checked against the model before anything is printed. Solve
+outcomes (infeasible, time limit, ...) are reported as a status with exit 0.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			return runSolve(opts, io)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Solver, "solver", "", "highs|lpsolve|ref (default: the best compiled in)")
+	f.Float64Var(&opts.TimeLimit, "time-limit", 0, "time limit in seconds (0: none)")
+	f.Float64Var(&opts.Gap, "gap", 0, "relative MIP gap at which to stop (0: solver default)")
+	f.IntVar(&opts.Threads, "threads", 0, "solver threads (0: solver default)")
+	return cmd
+}
+
+// readModel reads an .mps file with memsched's reader, an .lp file with HiGHS's.
+func readModel(path string) (*model.Model, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".mps":
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return mpsfile.Read(f, path)
+	case ".lp":
+		if _, err := os.Stat(path); err != nil {
+			return nil, err
+		}
+		return highs.ReadFile(path)
+	}
+	return nil, fmt.Errorf("%s: unknown extension (want .mps or .lp)", path)
+}
+
+func runSolve(opts *SolveOptions, io *IO) error {
+	if opts.TimeLimit < 0 || math.IsNaN(opts.TimeLimit) {
+		return usageErrorf("solve: --time-limit must be ≥ 0, got %g", opts.TimeLimit)
+	}
+	if opts.Gap < 0 || opts.Gap >= 1 {
+		return usageErrorf("solve: --gap must be in [0, 1), got %g", opts.Gap)
+	}
+	m, err := readModel(opts.File)
+	if err != nil {
+		return &UsageError{err}
+	}
+	s, err := milp.Lookup(opts.Solver)
+	if err != nil {
+		return &UsageError{err}
+	}
+	p := milp.Params{TimeLimit: time.Duration(opts.TimeLimit * float64(time.Second)), RelGap: opts.Gap, Threads: opts.Threads}
+	res, err := milp.Solve(context.Background(), s, m, p)
+	if err != nil {
+		return err
+	}
+	rep := SolveReport{File: opts.File, Solver: res.Solver, Status: res.Status.String(), HasSolution: res.HasSolution,
+		Seconds: res.Wall.Seconds(), Nodes: res.Nodes}
+	finite := func(x float64) *float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	if res.HasSolution {
+		rep.Objective = finite(res.Objective)
+		rep.Gap = finite(res.Gap)
+	}
+	rep.Bound = finite(res.Bound)
+	if io.JSON {
+		return io.PrintJSON(rep)
+	}
+	show := func(x *float64) string {
+		if x == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.10g", *x)
+	}
+	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "file\t%s\n", rep.File)
+	fmt.Fprintf(w, "solver\t%s\n", rep.Solver)
+	fmt.Fprintf(w, "status\t%s\n", rep.Status)
+	fmt.Fprintf(w, "objective\t%s\n", show(rep.Objective))
+	fmt.Fprintf(w, "best bound\t%s\n", show(rep.Bound))
+	fmt.Fprintf(w, "gap\t%s\n", show(rep.Gap))
+	fmt.Fprintf(w, "time\t%.3f s\n", rep.Seconds)
+	return w.Flush()
+}
