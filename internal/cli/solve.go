@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memsched/memsched/milp"
-	"github.com/memsched/memsched/milp/highs"
 	"github.com/memsched/memsched/model"
+	"github.com/memsched/memsched/model/lpfile"
 	"github.com/memsched/memsched/model/mpsfile"
 )
 
@@ -45,7 +45,7 @@ func newSolveCmd(io *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "solve FILE.mps|FILE.lp",
 		Short: "Solve an LP/MILP file with HiGHS, lp_solve or the pure-Go referee",
-		Long: `solve reads a model (free MPS with memsched's reader; CPLEX LP with HiGHS's reader) and solves
+		Long: `solve reads a model (free MPS or CPLEX LP, with memsched's readers) and solves
 it. The returned point is re-checked against the model before anything is printed. Solve
 outcomes (infeasible, time limit, ...) are reported as a status with exit 0.`,
 		Args: cobra.ExactArgs(1),
@@ -73,10 +73,12 @@ func readModel(path string) (*model.Model, error) {
 		defer f.Close()
 		return mpsfile.Read(f, path)
 	case ".lp":
-		if _, err := os.Stat(path); err != nil {
+		f, err := os.Open(path)
+		if err != nil {
 			return nil, err
 		}
-		return highs.ReadFile(path)
+		defer f.Close()
+		return lpfile.Read(f, path)
 	}
 	return nil, fmt.Errorf("%s: unknown extension (want .mps or .lp)", path)
 }

@@ -38,6 +38,7 @@ func TestConformanceFiles(t *testing.T) {
 		Caps: milptest.Capabilities{Integer: true, ProvesUnbounded: true, InfiniteIntegers: true},
 		RoundTrips: []milptest.RoundTrip{
 			milptest.MPS,
+			milptest.LP,
 			viaHiGHSReader(t, "mps", func(f *os.File, m *model.Model) error { return mpsfile.Write(f, m) }),
 			viaHiGHSReader(t, "lp", func(f *os.File, m *model.Model) error { return lpfile.Write(f, m) }),
 		},

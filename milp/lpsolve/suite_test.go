@@ -11,6 +11,6 @@ import (
 func TestConformance(t *testing.T) {
 	milptest.Run(t, New, milptest.Config{
 		Caps:       milptest.Capabilities{Integer: true, ProvesUnbounded: true, InfiniteIntegers: true},
-		RoundTrips: []milptest.RoundTrip{milptest.MPS},
+		RoundTrips: []milptest.RoundTrip{milptest.MPS, milptest.LP},
 	})
 }

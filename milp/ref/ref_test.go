@@ -12,6 +12,6 @@ import (
 func TestConformance(t *testing.T) {
 	milptest.Run(t, ref.New, milptest.Config{
 		Caps:       milptest.Capabilities{Integer: true, ProvesUnbounded: true},
-		RoundTrips: []milptest.RoundTrip{milptest.MPS},
+		RoundTrips: []milptest.RoundTrip{milptest.MPS, milptest.LP},
 	})
 }
