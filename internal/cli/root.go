@@ -78,6 +78,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 		newInfoCmd(io),
 		newRematCmd(io),
 		newSolveCmd(io),
+		newGenCmd(io),
 	)
 	return root
 }
