@@ -26,6 +26,7 @@ test: setup
 	CGO_ENABLED=0 $(GO) vet $(PURE)
 	$(GO) vet -tags "$(TAGS)" ./...
 	$(GO) test -tags "$(TAGS)" -count=1 ./...
+	python3 -m pytest -q tools
 
 # Tests without any C library (what `go test ./...` does on a bare machine).
 test-pure:
