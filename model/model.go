@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+	"unicode"
+	"unicode/utf8"
 )
 
 // VarType is the domain of a variable.
@@ -148,6 +150,9 @@ func (m *Model) AddVar(name string, t VarType, lb, ub float64) Var {
 	if _, dup := m.names[name]; dup {
 		m.fail("duplicate variable name %q", name)
 	}
+	if bad := illegalName(name); bad != "" {
+		m.fail("variable name %q: %s", name, bad)
+	}
 	m.names[name] = struct{}{}
 	switch {
 	case math.IsNaN(lb) || math.IsNaN(ub):
@@ -190,6 +195,9 @@ func (m *Model) AddRow(name string, lo float64, e Expr, hi float64) int {
 	}
 	if _, dup := m.rname[name]; dup {
 		m.fail("duplicate row name %q", name)
+	}
+	if bad := illegalName(name); bad != "" {
+		m.fail("row name %q: %s", name, bad)
 	}
 	m.rname[name] = struct{}{}
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsNaN(e.Constant) || math.IsInf(e.Constant, 0) {
@@ -329,6 +337,21 @@ func (m *Model) Objective() (Sense, []float64, float64) {
 		c[v] = k
 	}
 	return m.sense, c, m.objConst
+}
+
+// illegalName says why a name can be written in no file format: control characters (line
+// breaks, tabs, NUL) or invalid UTF-8. Spaces and punctuation are legal here; each writer
+// replaces what its format forbids.
+func illegalName(name string) string {
+	if !utf8.ValidString(name) {
+		return "not valid UTF-8"
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Sprintf("control character %U", r)
+		}
+	}
+	return ""
 }
 
 // sortRow sorts one row's (column, value) pairs by column. Rows are short in memsched's

@@ -56,6 +56,12 @@ func TestBadInput(t *testing.T) {
 			x := m.AddContinuous("x", 0, 1)
 			m.AddRow("r", 3, *(&model.Expr{}).Add(x, 1), 2)
 		}, `row "r": contradictory sides 3 > 2`},
+		{"illegal variable name", func(m *model.Model) { m.AddContinuous("x\ny", 0, 1) }, `variable name "x\ny": control character U+000A`},
+		{"illegal row name", func(m *model.Model) {
+			x := m.AddContinuous("x", 0, 1)
+			m.AddLE("r\x00", *(&model.Expr{}).Add(x, 1), 1)
+		}, "control character U+0000"},
+		{"invalid UTF-8 name", func(m *model.Model) { m.AddContinuous("\xff", 0, 1) }, "not valid UTF-8"},
 		{"lower bound +Inf", func(m *model.Model) { m.AddContinuous("x", math.Inf(1), math.Inf(1)) }, "no finite value"},
 	}
 	for _, c := range cases {
