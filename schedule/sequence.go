@@ -18,9 +18,13 @@ const (
 	Fn
 	// B is B^ℓ: consumes δ^ℓ, ā^ℓ and a plain a^{ℓ-1}; produces δ^{ℓ-1}.
 	B
+	// Del drops the stored activation of stage ℓ (a^ℓ or ā^ℓ, 0 ≤ ℓ ≤ L+1) at no cost. It is
+	// not an operation of 004's model: only the free-delete variant of SPEC §1 (PyTorch's
+	// `del`) allows it.
+	Del
 )
 
-var opNames = [...]string{Fall: "Fall", Fck: "Fck", Fn: "Fn", B: "B"}
+var opNames = [...]string{Fall: "Fall", Fck: "Fck", Fn: "Fn", B: "B", Del: "Del"}
 
 // String returns the JSON name of k ("Fall", "Fck", "Fn", "B").
 func (k OpKind) String() string {
@@ -37,7 +41,7 @@ func ParseOpKind(s string) (OpKind, error) {
 			return OpKind(i), nil
 		}
 	}
-	return 0, fmt.Errorf("schedule: unknown operation %q (want Fall, Fck, Fn or B)", s)
+	return 0, fmt.Errorf("schedule: unknown operation %q (want Fall, Fck, Fn, B or Del)", s)
 }
 
 // Op is one operation of a sequence: a kind applied to stage ℓ (1-based, 1 ≤ ℓ ≤ L+1).

@@ -71,6 +71,17 @@ func actSize(c *instances.Chain, l int, a Act) int64 {
 func (s *RematState) Apply(c *instances.Chain, op schedule.Op) (mem int64, dur float64, err error) {
 	l := op.Stage
 	n := c.Len()
+	if op.Kind == schedule.Del {
+		if l < 0 || l > n {
+			return 0, 0, fmt.Errorf("stage %d out of range 0..%d", l, n)
+		}
+		if s.Acts[l] == None {
+			return 0, 0, fmt.Errorf("nothing of stage %d is stored", l)
+		}
+		mem = s.Memory(c)
+		s.Acts[l] = None
+		return mem, 0, nil
+	}
 	if l < 1 || l > n {
 		return 0, 0, fmt.Errorf("stage %d out of range 1..%d", l, n)
 	}
@@ -134,7 +145,11 @@ func (s *RematState) Apply(c *instances.Chain, op schedule.Op) (mem int64, dur f
 }
 
 // RematOptions selects model variants; the zero value is 004's model.
-type RematOptions struct{}
+type RematOptions struct {
+	// FreeDelete allows Del operations: any stored activation may be dropped at no cost
+	// (SPEC §1's variant, what `del` does in PyTorch). Off by default.
+	FreeDelete bool
+}
 
 // RematResult is what simulating a valid sequence gives.
 type RematResult struct {
@@ -164,10 +179,13 @@ func (e *InvalidOpError) Error() string {
 
 // Remat simulates seq on c (004 §3, SPEC §1) and returns its makespan and peak memory, or an
 // *InvalidOpError for the first operation that is not valid or when δ^0 is never produced.
-func Remat(c *instances.Chain, seq schedule.Sequence, _ RematOptions) (RematResult, error) {
+func Remat(c *instances.Chain, seq schedule.Sequence, opt RematOptions) (RematResult, error) {
 	s := InitialState(c)
 	res := RematResult{Peak: s.Memory(c), PeakOp: -1}
 	for i, op := range seq {
+		if op.Kind == schedule.Del && !opt.FreeDelete {
+			return RematResult{}, &InvalidOpError{Index: i, Op: op, Reason: "Del is only valid in the free-delete variant"}
+		}
 		mem, dur, err := s.Apply(c, op)
 		if err != nil {
 			return RematResult{}, &InvalidOpError{Index: i, Op: op, Reason: err.Error()}

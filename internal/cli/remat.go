@@ -17,12 +17,13 @@ import (
 
 // RematOptions are the flags of `memsched remat`.
 type RematOptions struct {
-	ChainFile string
-	Mem       string // budget, e.g. "90MiB"
-	Algo      string
-	Slots     int
-	Exact     bool
-	Frontier  bool
+	ChainFile  string
+	Mem        string // budget, e.g. "90MiB"
+	Algo       string
+	Slots      int
+	Exact      bool
+	Frontier   bool
+	FreeDelete bool
 }
 
 // rematAlgos lists the algorithms of `memsched remat --algo`.
@@ -72,6 +73,7 @@ An infeasible budget is a result (feasible: false), not an error.`,
 	f.IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots of the dynamic programs (sizes rounded up, budget down)")
 	f.BoolVar(&opts.Exact, "exact", false, "1-byte slots (exact; small integer instances only)")
 	f.BoolVar(&opts.Frontier, "frontier", false, "print the makespan-vs-budget frontier up to --mem (persistent, floating, revolve)")
+	f.BoolVar(&opts.FreeDelete, "free-delete", false, "SPEC §1 variant: stored values may be dropped at no cost (Del); --algo exhaustive only")
 	return cmd
 }
 
@@ -89,6 +91,10 @@ func runRemat(opts *RematOptions, io *IO) error {
 	if opts.Slots < 1 {
 		return usageErrorf("remat: --slots must be positive, got %d", opts.Slots)
 	}
+	if opts.FreeDelete && opts.Algo != "exhaustive" {
+		return usageErrorf("remat: --free-delete needs --algo exhaustive (the dynamic programs model 004 without deletion)")
+	}
+	simOpt := verify.RematOptions{FreeDelete: opts.FreeDelete}
 	c, source, err := loadChain(opts.ChainFile)
 	if err != nil {
 		return err
@@ -119,7 +125,7 @@ func runRemat(opts *RematOptions, io *IO) error {
 		seq, rep.SlotSize = res.Sequence, res.SlotSize
 	case "exhaustive":
 		var ok bool
-		seq, _, ok, err = oracle.Remat(c, budget, verify.RematOptions{})
+		seq, _, ok, err = oracle.Remat(c, budget, simOpt)
 		if err != nil {
 			return &UsageError{err}
 		}
@@ -139,7 +145,7 @@ func runRemat(opts *RematOptions, io *IO) error {
 	}
 	// Whatever produced it, the sequence is replayed here before it is reported.
 	if seq != nil {
-		sim, err := verify.Remat(c, seq, verify.RematOptions{})
+		sim, err := verify.Remat(c, seq, simOpt)
 		if err != nil {
 			return fmt.Errorf("remat: %s returned an invalid sequence: %w", opts.Algo, err)
 		}

@@ -59,10 +59,22 @@ func TestRematBadInput(t *testing.T) {
 		{[]string{"remat", "--mem", "90MiB", "--slots", "0"}, "--slots must be positive"},
 		{[]string{"remat", "--mem", "90MiB", "--frontier", "--algo", "exhaustive"}, "--frontier needs"},
 		{[]string{"remat", "--mem", "1GiB", "--exact"}, "too many"},
+		{[]string{"remat", "--mem", "90MiB", "--free-delete"}, "--free-delete needs --algo exhaustive"},
 	}
 	for _, c := range cases {
 		code, _, stderr := run(t, c.args...)
 		assert.NotEqual(t, 0, code, c.args)
 		assert.Contains(t, stderr, c.want, c.args)
 	}
+}
+
+// TestRematFreeDelete: on the toy at 90 MiB, deleting at no cost cannot be slower than 47.42 ms.
+func TestRematFreeDelete(t *testing.T) {
+	code, out, stderr := run(t, "remat", "--mem", "90MiB", "--algo", "exhaustive", "--free-delete", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep RematReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.True(t, rep.Feasible)
+	assert.LessOrEqual(t, rep.Makespan, 0.04742+1e-12)
+	assert.True(t, rep.Verified)
 }

@@ -69,7 +69,9 @@ func (q *queue) Pop() any {
 // everything counted, a^0 included), or feasible = false when none exists. Among optimal
 // sequences it returns one with the fewest operations, ties broken deterministically. It fails
 // only when the chain has more than MaxStages stages.
-func Remat(c *instances.Chain, budget int64, _ verify.RematOptions) (seq schedule.Sequence, makespan float64, feasible bool, err error) {
+//
+// With opt.FreeDelete, dropping any stored activation (Del) is a zero-cost transition.
+func Remat(c *instances.Chain, budget int64, opt verify.RematOptions) (seq schedule.Sequence, makespan float64, feasible bool, err error) {
 	n := c.Len()
 	if n > MaxStages {
 		return nil, 0, false, fmt.Errorf("oracle: chain has %d stages, the exhaustive search handles at most %d", n, MaxStages)
@@ -89,6 +91,11 @@ func Remat(c *instances.Chain, budget int64, _ verify.RematOptions) (seq schedul
 	for _, k := range []schedule.OpKind{schedule.Fall, schedule.Fck, schedule.Fn} {
 		for l := 1; l <= n; l++ {
 			ops = append(ops, schedule.Op{Kind: k, Stage: l})
+		}
+	}
+	if opt.FreeDelete {
+		for l := 0; l <= n; l++ {
+			ops = append(ops, schedule.Op{Kind: schedule.Del, Stage: l})
 		}
 	}
 	for q.Len() > 0 {

@@ -108,3 +108,65 @@ func enumerate(c *instances.Chain, budget int64, depth int) (float64, bool) {
 	}
 	return best, found
 }
+
+// TestFreeDelete compares SPEC §1's free-delete variant with 004's model on random chains: it is
+// never slower nor needs more memory, every sequence replays under the variant (and is rejected
+// without it when it deletes), and the cases where it helps are counted (docs/remat-model.md).
+func TestFreeDelete(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 34))
+	pairs, faster, lessMemory := 0, 0, 0
+	n := 80
+	if testing.Short() {
+		n = 20
+	}
+	for i := 0; i < n; i++ {
+		c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(4), MaxSize: 8, MaxTime: 5, Integer: true,
+			WithABar: true, WithOverheads: i%2 == 0, WithDelta: i%3 == 0})
+		fd := verify.RematOptions{FreeDelete: true}
+		minStd := verify.MinBudget(c)
+		minFree, err := minBudgetWith(c, fd)
+		require.NoError(t, err)
+		require.LessOrEqual(t, minFree, minStd)
+		if minFree < minStd {
+			lessMemory++
+		}
+		for b := minStd; b <= minStd+8; b += 2 {
+			_, std, ok, err := oracle.Remat(c, b, verify.RematOptions{})
+			require.NoError(t, err)
+			require.True(t, ok)
+			seq, free, ok, err := oracle.Remat(c, b, fd)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.LessOrEqual(t, free, std+1e-12)
+			res, err := verify.Remat(c, seq, fd)
+			require.NoError(t, err)
+			assert.Equal(t, free, res.Makespan)
+			assert.LessOrEqual(t, res.Peak, b)
+			if free < std-1e-12 {
+				faster++
+				_, err := verify.Remat(c, seq, verify.RematOptions{})
+				var ie *verify.InvalidOpError
+				assert.ErrorAs(t, err, &ie, "a faster sequence must use Del")
+			}
+			pairs++
+		}
+	}
+	t.Logf("%d chains: smaller minimal budget with free delete on %d; %d (chain, budget) pairs, faster on %d", n, lessMemory, pairs, faster)
+}
+
+func minBudgetWith(c *instances.Chain, opt verify.RematOptions) (int64, error) {
+	lo, hi := int64(0), verify.MinBudget(c)
+	for lo+1 < hi {
+		mid := lo + (hi-lo)/2
+		_, _, ok, err := oracle.Remat(c, mid, opt)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
