@@ -8,9 +8,9 @@ stage ends the chain. For every stage it measures, as 004 §5.1 describes:
 
   uf, ub   median over --runs runs of the forward (no_grad) and backward times
   a        bytes of the stage output
-  abar     bytes of every tensor the stage's backward saves (torch.autograd.graph
-           saved_tensors_hooks, each storage counted once), the stage input excepted, plus the
-           output: what F_all keeps
+  abar     bytes of every activation the stage's backward saves (torch.autograd.graph
+           saved_tensors_hooks, each storage counted once), the stage input and the parameters
+           excepted, plus the output: what F_all keeps
   delta    bytes of the gradient of the output (= a)
   of, ob   CUDA: peak memory of the forward (no_grad) and of the backward above what is
            stored before and after (torch.cuda.max_memory_allocated); CPU: 0 (no allocator
@@ -77,15 +77,17 @@ def nbytes(t):
 
 
 def saved_bytes(stage, x):
-    """Bytes of the tensors saved for backward by stage(x), input excepted, each storage once."""
+    """Bytes of the activations saved for backward by stage(x), each storage once: the input
+    (a^{l-1}, stored separately) and the parameters (allocated beforehand, 004 §3) excepted."""
     torch = _torch()
     seen = {}
-    in_ptr = x.untyped_storage().data_ptr()
+    skip = {x.untyped_storage().data_ptr()}
+    skip.update(p.untyped_storage().data_ptr() for p in stage.parameters())
 
     def pack(t):
         st = t.untyped_storage()
         key = st.data_ptr()
-        if key != in_ptr and key not in seen:
+        if key not in skip and key not in seen:
             seen[key] = st.nbytes()
         return t
 

@@ -159,3 +159,22 @@ func TestBadConfigs(t *testing.T) {
 	_, err = Transformer(TransformerConfig{Kind: "t5", Hidden: 96, Heads: 3, Layers: 1, SeqLen: 8, Batch: 1})
 	assert.Error(t, err)
 }
+
+// TestAgainstMeasuredResNet18 compares the analytic ResNet-18 (batch 8, 224×224, fp32) with a
+// profile measured by tools/profile_torch.py (torch 2.15, CPU), shipped in testdata: outputs
+// and weights equal, ā within 1% on every stage (PyTorch also saves batch-norm statistics, per
+// channel, which the analytic model leaves out).
+func TestAgainstMeasuredResNet18(t *testing.T) {
+	measured, err := instances.LoadChain("../testdata/profiles/resnet18-b8-cpu-torch2.15.json")
+	require.NoError(t, err)
+	analytic, err := ResNet(CNNConfig{Depth: 18, Image: 224, Batch: 8})
+	require.NoError(t, err)
+	require.Equal(t, analytic.Len(), measured.Len())
+	assert.Equal(t, analytic.A0, measured.A0)
+	for l := 1; l <= analytic.Len(); l++ {
+		a, m := analytic.Stage(l), measured.Stage(l)
+		assert.Equal(t, a.A, m.A, "stage %d a", l)
+		assert.Equal(t, a.W, m.W, "stage %d w", l)
+		assert.InEpsilon(t, float64(a.ABar), float64(m.ABar), 0.01, "stage %d ā", l)
+	}
+}
