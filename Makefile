@@ -21,12 +21,14 @@ build: setup
 	$(GO) build -tags "$(TAGS)" -o bin/memsched ./cmd/memsched
 
 # The pure-Go packages must build without cgo; then everything is tested with both backends.
+# (pytest first: its test of tools/profile_torch.py skips where torch is absent, and the Go
+# test summary should be the last thing printed.)
 test: setup
 	CGO_ENABLED=0 $(GO) build $(PURE)
 	CGO_ENABLED=0 $(GO) vet $(PURE)
 	$(GO) vet -tags "$(TAGS)" ./...
-	$(GO) test -tags "$(TAGS)" -count=1 ./...
 	python3 -m pytest -q tools
+	$(GO) test -tags "$(TAGS)" -count=1 ./...
 
 # Tests without any C library (what `go test ./...` does on a bare machine).
 test-pure:
