@@ -265,14 +265,7 @@ func (f *Floating) Frontier() []Point {
 	if f.m < 0 {
 		return nil
 	}
-	var pts []Point
-	for m, v := range f.row(f.g, 1, 1, f.n) {
-		if math.IsInf(v, 1) || len(pts) > 0 && v >= pts[len(pts)-1].Makespan {
-			continue
-		}
-		pts = append(pts, Point{Budget: f.c.A0 + int64(m)*f.sc.q, Makespan: v})
-	}
-	return pts
+	return frontier(f.row(f.g, 1, 1, f.n), f.c.A0, f.sc.q)
 }
 
 // SolveFloating fills the tables for budget and returns the best weakly persistent sequence.

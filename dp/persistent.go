@@ -315,13 +315,18 @@ func (p *Persistent) Frontier() []Point {
 	if p.m < 0 {
 		return nil
 	}
-	row := p.slice(p.rowOf(1, p.n))
+	return frontier(p.slice(p.rowOf(1, p.n)), p.c.A0, p.sc.q)
+}
+
+// frontier turns the top row of a table (makespan per slot count m) into the points where the
+// makespan improves; slot count m needs a budget of a^0 + m·q bytes.
+func frontier(row []float64, a0, q int64) []Point {
 	var pts []Point
 	for m, v := range row {
 		if math.IsInf(v, 1) || len(pts) > 0 && v >= pts[len(pts)-1].Makespan {
 			continue
 		}
-		pts = append(pts, Point{Budget: p.c.A0 + int64(m)*p.sc.q, Makespan: v})
+		pts = append(pts, Point{Budget: a0 + int64(m)*q, Makespan: v})
 	}
 	return pts
 }

@@ -30,14 +30,7 @@ type cnn struct {
 }
 
 func newCNN(family string, cfg CNNConfig, defClasses int) (*cnn, error) {
-	dt, err := LookupDType(cfg.DType)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Device == "" {
-		cfg.Device = "v100"
-	}
-	dev, err := LookupDevice(cfg.Device)
+	dt, dev, err := lookup(cfg.DType, cfg.Device)
 	if err != nil {
 		return nil, err
 	}

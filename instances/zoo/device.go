@@ -75,3 +75,16 @@ func (d Device) seconds(flops float64, t DType) (uf, ub float64) {
 	uf = flops / (peak * d.Efficiency)
 	return uf, uf * d.BackwardRatio
 }
+
+// lookup resolves a dtype and a device name (device defaults to v100).
+func lookup(dtype, device string) (DType, Device, error) {
+	dt, err := LookupDType(dtype)
+	if err != nil {
+		return DType{}, Device{}, err
+	}
+	if device == "" {
+		device = "v100"
+	}
+	dev, err := LookupDevice(device)
+	return dt, dev, err
+}

@@ -52,14 +52,7 @@ func Transformer(cfg TransformerConfig) (*instances.Chain, error) {
 	if cfg.Hidden%cfg.Heads != 0 {
 		return nil, fmt.Errorf("zoo: hidden size %d is not a multiple of %d heads", cfg.Hidden, cfg.Heads)
 	}
-	dt, err := LookupDType(cfg.DType)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Device == "" {
-		cfg.Device = "v100"
-	}
-	dev, err := LookupDevice(cfg.Device)
+	dt, dev, err := lookup(cfg.DType, cfg.Device)
 	if err != nil {
 		return nil, err
 	}

@@ -11,16 +11,8 @@ import (
 	"github.com/memsched/memsched/model"
 )
 
-// ParseError is a malformed LP file: the source, the 1-based line and what is wrong.
-type ParseError struct {
-	Source string
-	Line   int
-	Msg    string
-}
-
-func (e *ParseError) Error() string {
-	return fmt.Sprintf("lpfile: %s: line %d: %s", e.Source, e.Line, e.Msg)
-}
+// ParseError is a malformed file, with its line.
+type ParseError = model.ParseError
 
 type tokKind uint8
 
@@ -95,7 +87,7 @@ type pendingRow struct {
 }
 
 func (p *lpParser) fail(line int, format string, args ...any) error {
-	return &ParseError{Source: p.src, Line: line, Msg: fmt.Sprintf(format, args...)}
+	return &ParseError{Format: "lpfile", Source: p.src, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (p *lpParser) tokenize(rd io.Reader) error {
@@ -315,16 +307,10 @@ func (p *lpParser) expr(stopAtLabel bool) (model.Expr, error) {
 		if stopAtLabel && terms > 0 && t.kind == tName && p.pos+1 < len(p.toks) && p.toks[p.pos+1].kind == tColon {
 			break
 		}
-		sign := 1.0
 		if terms > 0 && t.kind != tSign {
 			return e, p.fail(t.line, "expected + or - before %q", t.text)
 		}
-		for p.pos < len(p.toks) && p.toks[p.pos].kind == tSign {
-			if p.toks[p.pos].text == "-" {
-				sign = -sign
-			}
-			p.pos++
-		}
+		sign := p.signs()
 		if p.pos >= len(p.toks) || p.atSection() {
 			return e, p.fail(p.line(), "a sign without a term")
 		}
@@ -353,8 +339,8 @@ func (p *lpParser) expr(stopAtLabel bool) (model.Expr, error) {
 	return e, nil
 }
 
-// rhs reads "[+|-] number" (possibly ±inf).
-func (p *lpParser) rhs() (float64, error) {
+// signs consumes a run of + and - and returns the sign they make.
+func (p *lpParser) signs() float64 {
 	sign := 1.0
 	for p.pos < len(p.toks) && p.toks[p.pos].kind == tSign {
 		if p.toks[p.pos].text == "-" {
@@ -362,6 +348,12 @@ func (p *lpParser) rhs() (float64, error) {
 		}
 		p.pos++
 	}
+	return sign
+}
+
+// rhs reads "[+|-] number" (possibly ±inf).
+func (p *lpParser) rhs() (float64, error) {
+	sign := p.signs()
 	if p.pos >= len(p.toks) || p.toks[p.pos].kind != tNum {
 		return 0, p.fail(p.line(), "expected a number")
 	}

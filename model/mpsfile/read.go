@@ -11,16 +11,8 @@ import (
 	"github.com/memsched/memsched/model"
 )
 
-// ParseError is a malformed MPS file: the source, the 1-based line and what is wrong.
-type ParseError struct {
-	Source string
-	Line   int
-	Msg    string
-}
-
-func (e *ParseError) Error() string {
-	return fmt.Sprintf("mpsfile: %s: line %d: %s", e.Source, e.Line, e.Msg)
-}
+// ParseError is a malformed file, with its line.
+type ParseError = model.ParseError
 
 type rowDef struct {
 	kind   byte
@@ -137,7 +129,7 @@ type parser struct {
 }
 
 func (p *parser) fail(format string, args ...any) error {
-	return &ParseError{Source: p.src, Line: p.line, Msg: fmt.Sprintf(format, args...)}
+	return &ParseError{Format: "mpsfile", Source: p.src, Line: p.line, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (p *parser) sense(s string) error {
