@@ -268,6 +268,23 @@ func (f *Floating) Frontier() []Point {
 	return frontier(f.row(f.g, 1, 1, f.n), f.c.A0, f.sc.q)
 }
 
+// FloatingLowerBound returns a certified lower bound on the optimal makespan of c under budget
+// (004's model): the optimum of C_FL on the chain with every size rounded DOWN to slots, a
+// relaxation in which every sequence that fits in bytes still fits. With Exact it is the
+// optimum itself. feasible = false proves that no sequence fits the budget.
+func FloatingLowerBound(c *instances.Chain, budget int64, opt Options) (bound float64, feasible bool, err error) {
+	opt.lower = true
+	f, err := NewFloating(c, budget, opt)
+	if err != nil {
+		return 0, false, err
+	}
+	if f.m < 0 {
+		return math.Inf(1), false, nil
+	}
+	v := f.row(f.g, 1, 1, f.n)[f.m]
+	return v, !math.IsInf(v, 1), nil
+}
+
 // SolveFloating fills the tables for budget and returns the best weakly persistent sequence.
 func SolveFloating(c *instances.Chain, budget int64, opt Options) (Result, error) {
 	f, err := NewFloating(c, budget, opt)

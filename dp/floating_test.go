@@ -79,3 +79,36 @@ func dump(c *instances.Chain) string {
 	}
 	return s
 }
+
+// TestFloatingLowerBound: with sizes rounded down the optimum never exceeds the exhaustive one
+// (a certified lower bound) and never exceeds the rounded-up DP's feasible makespan; in exact
+// mode it equals the optimum.
+func TestFloatingLowerBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(77, 1))
+	tight := 0
+	for i := 0; i < 150; i++ {
+		c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(5), MaxSize: 1000, MaxTime: 5, Integer: true,
+			WithABar: true, WithOverheads: i%2 == 0, WithDelta: i%3 == 0})
+		b := verify.MinBudget(c) + r.Int64N(2000)
+		_, opt, ok, err := oracle.Remat(c, b, verify.RematOptions{})
+		require.NoError(t, err)
+		require.True(t, ok)
+		slots := 3 + r.IntN(60)
+		lb, feasible, err := FloatingLowerBound(c, b, Options{Slots: slots})
+		require.NoError(t, err)
+		require.True(t, feasible, "a feasible instance stays feasible in the relaxation")
+		require.LessOrEqual(t, lb, opt+1e-9, "chain %d, %d slots", i, slots)
+		up, err := SolveFloating(c, b, Options{Slots: slots})
+		require.NoError(t, err)
+		if up.Feasible {
+			require.LessOrEqual(t, lb, up.Makespan+1e-9)
+		}
+		if lb >= opt-1e-9 {
+			tight++
+		}
+		exact, _, err := FloatingLowerBound(c, b, Options{Exact: true})
+		require.NoError(t, err)
+		require.InDelta(t, opt, exact, 1e-9)
+	}
+	t.Logf("150 chains: the slot lower bound equals the optimum on %d", tight)
+}

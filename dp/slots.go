@@ -15,6 +15,10 @@ type Options struct {
 	Slots int
 	// Exact uses 1-byte slots: exact for integer instances, only practical for small sizes.
 	Exact bool
+	// lower rounds sizes DOWN (and gives the budget the slots of M, minus ⌊ω_a^0/q⌋): a
+	// relaxation of the byte model whose optimum is a lower bound on the true one. Sequences
+	// found that way may not fit in bytes, so only FloatingLowerBound sets it.
+	lower bool
 }
 
 // slotted is a chain with every size in whole slots of q bytes, rounded UP, so that a sequence
@@ -58,6 +62,11 @@ func discretize(c *instances.Chain, budget int64, opt Options) (*slotted, int, e
 	if avail < 0 {
 		m = -1
 	}
+	if opt.lower && avail >= 0 {
+		// Every real sequence has Σ sizes ≤ M during every operation, so Σ ⌊size/q⌋ ≤ ⌊M/q⌋:
+		// it stays feasible in the floored chain with ⌊M/q⌋ slots in all.
+		m = budget/q - c.A0/q
+	}
 	const maxSlots = 1 << 22
 	if m > maxSlots {
 		return nil, 0, fmt.Errorf("dp: %d memory slots of %d B is too many (at most %d); use fewer slots instead of exact mode", m, q, maxSlots)
@@ -65,7 +74,11 @@ func discretize(c *instances.Chain, budget int64, opt Options) (*slotted, int, e
 	// A size above the whole budget makes every operation using it infeasible; capping it at
 	// budget+1 slots keeps that verdict and rules out integer overflow in sums of sizes.
 	limit := m + 1
-	conv := func(x int64) int { return int(min(ceilDiv(x, q), max(limit, 0))) }
+	round := ceilDiv
+	if opt.lower {
+		round = func(x, q int64) int64 { return x / q }
+	}
+	conv := func(x int64) int { return int(min(round(x, q), max(limit, 0))) }
 	n := c.Len()
 	s := &slotted{q: q, n: n, uf: make([]float64, n+1), ub: make([]float64, n+1),
 		a: make([]int, n+1), abar: make([]int, n+1), d: make([]int, n+1), of: make([]int, n+1), ob: make([]int, n+1)}

@@ -79,6 +79,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 		newRematCmd(io),
 		newSolveCmd(io),
 		newGenCmd(io),
+		newCertifyCmd(io),
 	)
 	return root
 }

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memsched/memsched/dp"
+	"github.com/memsched/memsched/heuristics/checkpoint"
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/oracle"
+)
+
+// CertifyOptions are the flags of `memsched certify`.
+type CertifyOptions struct {
+	ChainFile string
+	Mem       string
+	Slots     int
+}
+
+// CertifyRow is one strategy in a certification report.
+type CertifyRow struct {
+	Algorithm  string  `json:"algorithm"`
+	Feasible   bool    `json:"feasible"`
+	Makespan   float64 `json:"makespan,omitempty"`
+	PeakMemory int64   `json:"peak_memory,omitempty"`
+	// Ratio is Makespan over the certified lower bound (the optimum when it is known): an
+	// upper bound on the true ratio to the optimum (1 = optimal).
+	Ratio    float64 `json:"ratio,omitempty"`
+	Verified bool    `json:"verified"`
+}
+
+// CertifyReport compares every rematerialization strategy with the optimum of 004's model.
+type CertifyReport struct {
+	Chain  string `json:"chain"`
+	Budget int64  `json:"budget"`
+	// Optimum is the optimal makespan and OptimumBy what proves it: the exhaustive search when
+	// the chain is small enough, else C_FL in exact mode. Otherwise Optimum is the best
+	// sequence found (C_FL with sizes rounded up) and LowerBound a certified lower bound (C_FL
+	// with sizes rounded down, a relaxation): the optimum lies between them.
+	Optimum    float64      `json:"optimum"`
+	OptimumBy  string       `json:"optimum_by"`
+	Certified  bool         `json:"certified"`
+	LowerBound float64      `json:"lower_bound"`
+	Rows       []CertifyRow `json:"strategies"`
+}
+
+func newCertifyCmd(io *IO) *cobra.Command {
+	opts := &CertifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "certify [--chain FILE] [--mem SIZE]",
+		Short: "Compare every rematerialization strategy with the proven optimum under a budget",
+		Long: `certify runs every rematerialization strategy on the chain under the budget, replays each
+sequence with the simulator, and reports its makespan as a ratio to the optimum of 004's model.
+The optimum comes from the exhaustive search (chains of up to 11 stages), else from the C_FL
+dynamic program (optimal by 004 Lemma 4.4) in exact mode when the table is small enough, else
+with slots (then it is optimal only for sizes rounded to slots, and marked uncertified).
+Default: the built-in toy chain at 90 MiB (004 §3.2).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runCertify(opts, io) },
+	}
+	cmd.Flags().StringVar(&opts.ChainFile, "chain", "", "chain file (memsched.chain/v1); default: the built-in toy chain")
+	cmd.Flags().StringVar(&opts.Mem, "mem", "90MiB", "memory budget, everything included")
+	cmd.Flags().IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots for the dynamic programs")
+	return cmd
+}
+
+func runCertify(opts *CertifyOptions, io *IO) error {
+	budget, err := instances.ParseSize(opts.Mem)
+	if err != nil {
+		return &UsageError{fmt.Errorf("--mem: %w", err)}
+	}
+	if opts.Slots < 1 {
+		return usageErrorf("certify: --slots must be positive, got %d", opts.Slots)
+	}
+	c, source, err := loadChain(opts.ChainFile)
+	if err != nil {
+		return err
+	}
+	rep := CertifyReport{Chain: source, Budget: budget, Optimum: math.NaN()}
+	slots := dp.Options{Slots: opts.Slots}
+	// The optimum, and what proves it.
+	var optSeq schedule.Sequence
+	switch {
+	case c.Len() <= oracle.MaxStages:
+		seq, _, ok, err := oracle.Remat(c, budget, verify.RematOptions{})
+		if err != nil {
+			return err
+		}
+		rep.OptimumBy, rep.Certified = "exhaustive search", true
+		if ok {
+			optSeq = seq
+		}
+	default:
+		res, err := dp.SolveFloating(c, budget, dp.Options{Exact: true})
+		if err == nil {
+			rep.OptimumBy, rep.Certified = "C_FL, exact", true
+		} else {
+			res, err = dp.SolveFloating(c, budget, slots)
+			if err != nil {
+				return err
+			}
+			rep.OptimumBy = fmt.Sprintf("C_FL, %d slots (sizes rounded up)", opts.Slots)
+			lb, _, err := dp.FloatingLowerBound(c, budget, slots)
+			if err != nil {
+				return err
+			}
+			rep.LowerBound = lb
+		}
+		if res.Feasible {
+			optSeq = res.Sequence
+		}
+	}
+	strategies := []struct {
+		name string
+		run  func() (schedule.Sequence, error)
+	}{
+		{"best", func() (schedule.Sequence, error) { return optSeq, nil }},
+		{"floating", func() (schedule.Sequence, error) {
+			r, err := dp.SolveFloating(c, budget, slots)
+			return r.Sequence, err
+		}},
+		{"persistent", func() (schedule.Sequence, error) {
+			r, err := dp.SolvePersistent(c, budget, slots)
+			return r.Sequence, err
+		}},
+		{"revolve", func() (schedule.Sequence, error) {
+			t, err := dp.NewRevolve(c, budget, slots)
+			if err != nil {
+				return nil, err
+			}
+			r, err := t.Solve(budget)
+			return r.Sequence, err
+		}},
+		{"sequential", func() (schedule.Sequence, error) {
+			r, ok, err := checkpoint.BestSequential(c, budget)
+			if !ok {
+				return nil, err
+			}
+			return r.Sequence, err
+		}},
+		{"store-all", func() (schedule.Sequence, error) { return checkpoint.StoreAll(c), nil }},
+	}
+	for _, s := range strategies {
+		if s.name == "floating" && c.Len() > dp.MaxFloatingStages || s.name == "best" && optSeq == nil && rep.OptimumBy == "" {
+			continue
+		}
+		seq, err := s.run()
+		if err != nil {
+			return fmt.Errorf("certify: %s: %w", s.name, err)
+		}
+		row := CertifyRow{Algorithm: s.name}
+		if seq != nil {
+			sim, err := verify.Remat(c, seq, verify.RematOptions{})
+			if err != nil {
+				return fmt.Errorf("certify: %s returned an invalid sequence: %w", s.name, err)
+			}
+			row.Verified = true
+			if sim.Peak <= budget {
+				row.Feasible, row.Makespan, row.PeakMemory = true, sim.Makespan, sim.Peak
+			}
+		}
+		if s.name == "best" && row.Feasible {
+			rep.Optimum = row.Makespan
+			if rep.Certified {
+				rep.LowerBound = rep.Optimum
+			}
+		}
+		if row.Feasible && rep.LowerBound > 0 && !math.IsInf(rep.LowerBound, 0) {
+			row.Ratio = row.Makespan / rep.LowerBound
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	if io.JSON {
+		if math.IsNaN(rep.Optimum) {
+			rep.Optimum = 0
+		}
+		return io.PrintJSON(rep)
+	}
+	fmt.Fprintf(io.Out, "chain:   %s\nbudget:  %s (%d B)\n", rep.Chain, instances.FormatSize(budget), budget)
+	if math.IsNaN(rep.Optimum) {
+		fmt.Fprintf(io.Out, "optimum: infeasible — no sequence fits; the smallest feasible budget is %s\n",
+			instances.FormatSize(verify.MinBudget(c)))
+	} else if rep.Certified {
+		fmt.Fprintf(io.Out, "optimum: %s by %s (certified)\n", instances.FormatDuration(rep.Optimum), rep.OptimumBy)
+	} else {
+		fmt.Fprintf(io.Out, "optimum: between %s (certified lower bound: C_FL with sizes rounded down) and %s (best sequence: %s)\n",
+			instances.FormatDuration(rep.LowerBound), instances.FormatDuration(rep.Optimum), rep.OptimumBy)
+	}
+	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	header := "ratio to optimum"
+	if !rep.Certified {
+		header = "ratio to lower bound (≥ ratio to optimum)"
+	}
+	fmt.Fprintln(w, "\nstrategy\tfeasible\tmakespan\tpeak\t"+header)
+	for _, r := range rep.Rows {
+		if !r.Feasible {
+			fmt.Fprintf(w, "%s\tno\t-\t-\tdoes not fit\n", r.Algorithm)
+			continue
+		}
+		ratio := "-"
+		if r.Ratio > 0 {
+			ratio = fmt.Sprintf("%.4f", r.Ratio)
+		}
+		fmt.Fprintf(w, "%s\tyes\t%s\t%s\t%s\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatSize(r.PeakMemory), ratio)
+	}
+	fmt.Fprintln(w, "\nevery sequence above was replayed by the simulator (verify.Remat)")
+	return w.Flush()
+}

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCertifyToy: the main job on the built-in instance — the exhaustive optimum 47.42 ms
+// certifies floating and persistent as optimal and revolve at 1.1611.
+func TestCertifyToy(t *testing.T) {
+	code, out, stderr := run(t, "certify", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep CertifyReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.True(t, rep.Certified)
+	assert.Equal(t, "exhaustive search", rep.OptimumBy)
+	assert.InDelta(t, 0.04742, rep.Optimum, 1e-12)
+	got := map[string]CertifyRow{}
+	for _, r := range rep.Rows {
+		got[r.Algorithm] = r
+		assert.True(t, r.Verified || !r.Feasible, r.Algorithm)
+	}
+	assert.InDelta(t, 1, got["floating"].Ratio, 1e-12)
+	assert.InDelta(t, 1, got["persistent"].Ratio, 1e-12)
+	assert.InDelta(t, 0.05506/0.04742, got["revolve"].Ratio, 1e-9)
+	assert.False(t, got["sequential"].Feasible)
+	assert.False(t, got["store-all"].Feasible)
+}
+
+// TestCertifyLargeChain: beyond the exhaustive search and exact DP, the optimum is bracketed by
+// a certified lower bound (sizes rounded down) and the best sequence (sizes rounded up).
+func TestCertifyLargeChain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r50.json")
+	code, _, stderr := run(t, "gen", "zoo", "resnet", "--depth", "50", "--batch", "8", "-o", path)
+	require.Equal(t, 0, code, stderr)
+	code, out, stderr := run(t, "certify", "--chain", path, "--mem", "700MiB", "--slots", "200", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep CertifyReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.False(t, rep.Certified)
+	assert.Greater(t, rep.LowerBound, 0.0)
+	assert.LessOrEqual(t, rep.LowerBound, rep.Optimum)
+	for _, r := range rep.Rows {
+		if r.Feasible {
+			assert.GreaterOrEqual(t, r.Ratio, 1.0-1e-12, r.Algorithm)
+		}
+	}
+}
+
+func TestCertifyInfeasible(t *testing.T) {
+	code, out, _ := run(t, "certify", "--mem", "60MiB")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "infeasible")
+	code, _, stderr := run(t, "certify", "--mem", "lots")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--mem")
+}
