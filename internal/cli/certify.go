@@ -20,6 +20,9 @@ type CertifyOptions struct {
 	ChainFile string
 	Mem       string
 	Slots     int
+	// Sweep > 0 certifies at Sweep budgets equally spaced from the smallest feasible budget to
+	// the store-all peak (as 004 §5.4 compares strategies), instead of at Mem.
+	Sweep int
 }
 
 // CertifyRow is one strategy in a certification report.
@@ -66,6 +69,7 @@ Default: the built-in toy chain at 90 MiB (004 §3.2).`,
 	cmd.Flags().StringVar(&opts.ChainFile, "chain", "", "chain file (memsched.chain/v1); default: the built-in toy chain")
 	cmd.Flags().StringVar(&opts.Mem, "mem", "90MiB", "memory budget, everything included")
 	cmd.Flags().IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots for the dynamic programs")
+	cmd.Flags().IntVar(&opts.Sweep, "sweep", 0, "certify at N budgets from the smallest feasible one to the store-all peak")
 	return cmd
 }
 
@@ -77,19 +81,90 @@ func runCertify(opts *CertifyOptions, io *IO) error {
 	if opts.Slots < 1 {
 		return usageErrorf("certify: --slots must be positive, got %d", opts.Slots)
 	}
+	if opts.Sweep < 0 || opts.Sweep > 1000 {
+		return usageErrorf("certify: --sweep must be in 0..1000, got %d", opts.Sweep)
+	}
 	c, source, err := loadChain(opts.ChainFile)
 	if err != nil {
 		return err
 	}
+	if opts.Sweep > 0 {
+		return certifySweep(c, source, opts, io)
+	}
+	rep, err := certifyAt(c, source, budget, opts.Slots)
+	if err != nil {
+		return err
+	}
+	return printCertify(rep, c, io)
+}
+
+// certifySweep certifies at opts.Sweep budgets and prints one line per budget.
+func certifySweep(c *instances.Chain, source string, opts *CertifyOptions, io *IO) error {
+	lo := verify.MinBudget(c)
+	all, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	if err != nil {
+		return err
+	}
+	hi := max(all.Peak, lo)
+	var reps []CertifyReport
+	for k := 0; k < opts.Sweep; k++ {
+		b := lo
+		if opts.Sweep > 1 {
+			b = lo + (hi-lo)*int64(k)/int64(opts.Sweep-1)
+		}
+		rep, err := certifyAt(c, source, b, opts.Slots)
+		if err != nil {
+			return err
+		}
+		reps = append(reps, rep)
+	}
+	if io.JSON {
+		for i := range reps {
+			if math.IsNaN(reps[i].Optimum) {
+				reps[i].Optimum = 0
+			}
+		}
+		return io.PrintJSON(reps)
+	}
+	fmt.Fprintf(io.Out, "chain: %s\nratios are makespan / certified lower bound (the optimum when certified); - = does not fit\n\n", source)
+	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprint(w, "budget\tlower bound\tbest\tcertified")
+	for _, r := range reps[0].Rows[1:] {
+		fmt.Fprintf(w, "\t%s", r.Algorithm)
+	}
+	fmt.Fprintln(w)
+	for _, rep := range reps {
+		lb, best := "infeasible", "-"
+		if rep.LowerBound > 0 && !math.IsInf(rep.LowerBound, 0) {
+			lb = instances.FormatDuration(rep.LowerBound)
+		}
+		if !math.IsNaN(rep.Optimum) {
+			best = instances.FormatDuration(rep.Optimum)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%v", instances.FormatSize(rep.Budget), lb, best, rep.Certified)
+		for _, r := range rep.Rows[1:] {
+			if r.Feasible && r.Ratio > 0 {
+				fmt.Fprintf(w, "\t%.4f", r.Ratio)
+			} else {
+				fmt.Fprint(w, "\t-")
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	return w.Flush()
+}
+
+// certifyAt runs every strategy at one budget.
+func certifyAt(c *instances.Chain, source string, budget int64, nslots int) (CertifyReport, error) {
 	rep := CertifyReport{Chain: source, Budget: budget, Optimum: math.NaN()}
-	slots := dp.Options{Slots: opts.Slots}
+	slots := dp.Options{Slots: nslots}
 	// The optimum, and what proves it.
 	var optSeq schedule.Sequence
 	switch {
 	case c.Len() <= oracle.MaxStages:
 		seq, _, ok, err := oracle.Remat(c, budget, verify.RematOptions{})
 		if err != nil {
-			return err
+			return rep, err
 		}
 		rep.OptimumBy, rep.Certified = "exhaustive search", true
 		if ok {
@@ -102,12 +177,12 @@ func runCertify(opts *CertifyOptions, io *IO) error {
 		} else {
 			res, err = dp.SolveFloating(c, budget, slots)
 			if err != nil {
-				return err
+				return rep, err
 			}
-			rep.OptimumBy = fmt.Sprintf("C_FL, %d slots (sizes rounded up)", opts.Slots)
+			rep.OptimumBy = fmt.Sprintf("C_FL, %d slots (sizes rounded up)", nslots)
 			lb, _, err := dp.FloatingLowerBound(c, budget, slots)
 			if err != nil {
-				return err
+				return rep, err
 			}
 			rep.LowerBound = lb
 		}
@@ -151,13 +226,13 @@ func runCertify(opts *CertifyOptions, io *IO) error {
 		}
 		seq, err := s.run()
 		if err != nil {
-			return fmt.Errorf("certify: %s: %w", s.name, err)
+			return rep, fmt.Errorf("certify: %s: %w", s.name, err)
 		}
 		row := CertifyRow{Algorithm: s.name}
 		if seq != nil {
 			sim, err := verify.Remat(c, seq, verify.RematOptions{})
 			if err != nil {
-				return fmt.Errorf("certify: %s returned an invalid sequence: %w", s.name, err)
+				return rep, fmt.Errorf("certify: %s returned an invalid sequence: %w", s.name, err)
 			}
 			row.Verified = true
 			if sim.Peak <= budget {
@@ -175,6 +250,27 @@ func runCertify(opts *CertifyOptions, io *IO) error {
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
+	// The best sequence of any strategy; one that meets the lower bound proves optimality.
+	for _, r := range rep.Rows {
+		if r.Feasible && (math.IsNaN(rep.Optimum) || r.Makespan < rep.Optimum) {
+			rep.Optimum = r.Makespan
+		}
+	}
+	if !rep.Certified && !math.IsNaN(rep.Optimum) && rep.Optimum <= rep.LowerBound*(1+1e-12) {
+		rep.Certified, rep.OptimumBy = true, "a sequence meeting the certified lower bound"
+	}
+	if !math.IsNaN(rep.Optimum) && rep.LowerBound > 0 {
+		for i := range rep.Rows {
+			if rep.Rows[i].Feasible {
+				rep.Rows[i].Ratio = rep.Rows[i].Makespan / rep.LowerBound
+			}
+		}
+	}
+	return rep, nil
+}
+
+func printCertify(rep CertifyReport, c *instances.Chain, io *IO) error {
+	budget := rep.Budget
 	if io.JSON {
 		if math.IsNaN(rep.Optimum) {
 			rep.Optimum = 0

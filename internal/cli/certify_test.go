@@ -41,9 +41,10 @@ func TestCertifyLargeChain(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	var rep CertifyReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	assert.False(t, rep.Certified)
+	assert.NotEqual(t, "exhaustive search", rep.OptimumBy)
 	assert.Greater(t, rep.LowerBound, 0.0)
 	assert.LessOrEqual(t, rep.LowerBound, rep.Optimum)
+	assert.Equal(t, rep.Optimum <= rep.LowerBound*(1+1e-12), rep.Certified, "certified exactly when a sequence meets the bound")
 	for _, r := range rep.Rows {
 		if r.Feasible {
 			assert.GreaterOrEqual(t, r.Ratio, 1.0-1e-12, r.Algorithm)
@@ -58,4 +59,30 @@ func TestCertifyInfeasible(t *testing.T) {
 	code, _, stderr := run(t, "certify", "--mem", "lots")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--mem")
+}
+
+// TestCertifySweep: N budgets from the smallest feasible one to the store-all peak; at the
+// smallest the exhaustive optimum exists, at the peak store-all fits with ratio 1.
+func TestCertifySweep(t *testing.T) {
+	code, out, stderr := run(t, "certify", "--sweep", "4", "--json")
+	require.Equal(t, 0, code, stderr)
+	var reps []CertifyReport
+	require.NoError(t, json.Unmarshal([]byte(out), &reps))
+	require.Len(t, reps, 4)
+	assert.InDelta(t, 0.05617, reps[0].Optimum, 1e-12, "smallest feasible budget")
+	last := reps[3]
+	assert.InDelta(t, 0.03738, last.Optimum, 1e-12)
+	for _, r := range last.Rows {
+		if r.Algorithm == "store-all" {
+			assert.True(t, r.Feasible)
+			assert.InDelta(t, 1, r.Ratio, 1e-12)
+		}
+	}
+	for i := 1; i < len(reps); i++ {
+		assert.Greater(t, reps[i].Budget, reps[i-1].Budget)
+		assert.LessOrEqual(t, reps[i].Optimum, reps[i-1].Optimum)
+	}
+	code, _, stderr = run(t, "certify", "--sweep", "-1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--sweep")
 }
