@@ -1,0 +1,82 @@
+// Package offload holds weight-offloading problems (002, SPEC §3): layers with forward and
+// backward times, weight and activation sizes, a GPU memory and a full-duplex link bandwidth.
+package offload
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/memsched/memsched/instances"
+)
+
+// Layer is layer i of 002's model: times in seconds, sizes in bytes.
+type Layer struct {
+	UF, UB float64
+	W, A   int64 // |w_i| and |a^i|
+}
+
+// Problem is OFF(L, M_GPU, β): Layers[i-1] is layer i.
+type Problem struct {
+	Layers []Layer
+	MGPU   int64
+	Beta   float64 // bytes per second, each direction
+}
+
+// L returns the number of layers.
+func (p *Problem) L() int { return len(p.Layers) }
+
+// Layer returns layer i (1-based).
+func (p *Problem) Layer(i int) Layer { return p.Layers[i-1] }
+
+// Acts returns Σ_{k≤i} |a^k|.
+func (p *Problem) Acts(i int) int64 {
+	var s int64
+	for k := 1; k <= i; k++ {
+		s += p.Layers[k-1].A
+	}
+	return s
+}
+
+// OpMemory is M_{F_i} = |w_i| + Σ_{k≤i}|a^k| or M_{B_i} = 2|w_i| + Σ_{k≤i}|a^k| (002 eq. 1):
+// the memory of the operation itself, other layers' weights excluded.
+func (p *Problem) OpMemory(i int, backward bool) int64 {
+	w := p.Layers[i-1].W
+	if backward {
+		w *= 2
+	}
+	return w + p.Acts(i)
+}
+
+// Validate checks the problem's numbers.
+func (p *Problem) Validate() error {
+	if len(p.Layers) == 0 {
+		return fmt.Errorf("offload: no layers")
+	}
+	if p.MGPU <= 0 || !(p.Beta > 0) || math.IsInf(p.Beta, 0) {
+		return fmt.Errorf("offload: memory %d and bandwidth %g must be positive", p.MGPU, p.Beta)
+	}
+	for i, l := range p.Layers {
+		if l.W < 0 || l.A < 0 || !(l.UF >= 0) || !(l.UB >= 0) || math.IsInf(l.UF+l.UB, 0) {
+			return fmt.Errorf("offload: layer %d: negative or non-finite value %+v", i+1, l)
+		}
+	}
+	return nil
+}
+
+// FromChain maps a chain to 002's model: layer i = stage i with |w_i| = w, |a^i| = ā (what the
+// backward keeps, 002 keeps a^i from F_i to B_{i+1}), u_F = uf, u_B = ub. A last stage without
+// weights (the loss) is folded away, as 002 §3 neglects the loss operation.
+func FromChain(c *instances.Chain, mgpu int64, beta float64) (*Problem, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Problem{MGPU: mgpu, Beta: beta}
+	stages := c.Stages
+	if n := len(stages); n > 1 && stages[n-1].W == 0 {
+		stages = stages[:n-1]
+	}
+	for _, s := range stages {
+		p.Layers = append(p.Layers, Layer{UF: s.UF, UB: s.UB, W: s.W, A: s.ABar})
+	}
+	return p, p.Validate()
+}

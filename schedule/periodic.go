@@ -1,0 +1,54 @@
+package schedule
+
+// TransferKind is a weight transfer on the GPU–CPU link (002 §3).
+type TransferKind uint8
+
+const (
+	// Offload sends w_i to the CPU and deletes it from the GPU when the transfer ends
+	// (its buffer stays reserved until then).
+	Offload TransferKind = iota
+	// Upload sends w_i to the CPU and keeps it on the GPU.
+	Upload
+	// Prefetch brings w_i back; its buffer is reserved from the start.
+	Prefetch
+)
+
+func (k TransferKind) String() string {
+	switch k {
+	case Offload:
+		return "offload"
+	case Upload:
+		return "upload"
+	case Prefetch:
+		return "prefetch"
+	}
+	return "TransferKind(?)"
+}
+
+// Transfer moves the weights of one layer (1-based) starting at Start seconds; it lasts
+// |w_i| / β. Offload and Upload use the GPU→CPU channel, Prefetch the CPU→GPU one (full duplex).
+type Transfer struct {
+	Layer int
+	Kind  TransferKind
+	Start float64
+}
+
+// Delete drops w_Layer from the GPU at Time (a valid copy must be on the CPU).
+type Delete struct {
+	Layer int
+	Time  float64
+}
+
+// Periodic is one period [0, Period] of a steady-state training schedule with weight
+// offloading (002): the 2L operations in the cyclic order F_1 … F_L, B_L … B_1 with their start
+// times, and the transfers and deletions. Resident and CPUValid (indexed by layer, 1..L; index
+// 0 unused) give the state at time 0, which the state at time Period must equal.
+type Periodic struct {
+	Period float64
+	// OpStart[j] is the start of operation j: F_{j+1} for j < L, B_{2L−j} for j ≥ L.
+	OpStart   []float64
+	Transfers []Transfer
+	Deletes   []Delete
+	// Resident[i]: w_i is on the GPU at time 0. CPUValid[i]: the CPU holds the current w_i.
+	Resident, CPUValid []bool
+}
