@@ -59,6 +59,7 @@ const (
 	evOpStart
 	evDelete
 	evTransferStart
+	evZeroTransferEnd // a zero-length transfer ends right after it starts
 )
 
 // opLayer returns the layer and direction of operation j.
@@ -81,8 +82,8 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 	if len(s.OpStart) != 2*L || len(s.Resident) != L+1 || len(s.CPUValid) != L+1 {
 		return fail(0, "schedule has %d operations and %d/%d layer states for %d layers", len(s.OpStart), len(s.Resident), len(s.CPUValid), L)
 	}
-	if !(s.Period > 0) || math.IsInf(s.Period, 0) {
-		return fail(0, "period %g must be positive", s.Period)
+	if !(s.Period >= 0) || math.IsInf(s.Period, 0) {
+		return fail(0, "period %g must be finite and non-negative", s.Period)
 	}
 	dur := func(j int) float64 {
 		i, b := opLayer(L, j)
@@ -145,7 +146,11 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 		}
 	}
 	for k, tr := range s.Transfers {
-		evs = append(evs, event{tr.Start, evTransferStart, evTransferStart, k}, event{tr.Start + tdur(tr), evTransferEnd, evTransferEnd, k})
+		endRank := evTransferEnd
+		if tdur(tr) == 0 {
+			endRank = evZeroTransferEnd
+		}
+		evs = append(evs, event{tr.Start, evTransferStart, evTransferStart, k}, event{tr.Start + tdur(tr), endRank, evTransferEnd, k})
 	}
 	for k, d := range s.Deletes {
 		evs = append(evs, event{d.Time, evDelete, evDelete, k})
