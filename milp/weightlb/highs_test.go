@@ -16,9 +16,9 @@ import (
 	"github.com/memsched/memsched/verify/periodic"
 )
 
-// TestBoundBelowL2LHiGHS: on 200 random instances with L ≤ 5, the MILP bound (solved to
+// TestBoundBelowSchedulesHiGHS: on 200 random instances with L ≤ 5, the MILP bound (solved to
 // optimality by HiGHS) never exceeds the validated L2L period and never falls below Σu.
-func TestBoundBelowL2LHiGHS(t *testing.T) {
+func TestBoundBelowSchedulesHiGHS(t *testing.T) {
 	s, err := highs.New()
 	require.NoError(t, err)
 	sweep(t, s, 200, 5, 2)

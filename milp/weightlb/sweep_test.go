@@ -32,8 +32,9 @@ func randomProblem(r *rand.Rand, L int) *offload.Problem {
 	return p
 }
 
-// sweep checks, on n random instances, that the MILP's bound never exceeds the period of the
-// validated L2L schedule (SPEC §3: a bound above a valid schedule is a bug).
+// sweep checks, on n random instances, that the MILP's bound never exceeds the period of any
+// validated schedule — L2L, Greedy, Greedy*, and the exhaustive search over selections for
+// L ≤ 4 (SPEC §3: a bound above a valid schedule is a bug, never noise).
 func sweep(t *testing.T, s milp.Solver, n, maxL int, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 9))
 	for k := 0; k < n; k++ {
@@ -45,7 +46,21 @@ func sweep(t *testing.T, s milp.Solver, n, maxL int, seed uint64) {
 		res, err := milp.Solve(context.Background(), s, m, milp.Params{})
 		require.NoError(t, err)
 		require.Equal(t, milp.Optimal, res.Status, "instance %d", k)
-		require.LessOrEqual(t, res.Objective, l2l.Period+1e-6, "instance %d: bound %g above L2L's valid period %g\n%+v", k, res.Objective, l2l.Period, p)
+		periods := map[string]float64{"l2l": l2l.Period}
+		if _, _, g, err := heur.Greedy(p, true); err == nil {
+			periods["greedy"] = g.Period
+		}
+		if _, _, g, err := heur.Greedy(p, false); err == nil {
+			periods["greedy*"] = g.Period
+		}
+		if p.L() <= 4 {
+			_, ex, err := heur.Exhaustive(p)
+			require.NoError(t, err)
+			periods["exhaustive"] = ex.Period
+		}
+		for name, period := range periods {
+			require.LessOrEqual(t, res.Objective, period+1e-6, "instance %d: bound %g above %s's valid period %g\n%+v", k, res.Objective, name, period, p)
+		}
 		var sumU float64
 		for _, l := range p.Layers {
 			sumU += l.UF + l.UB

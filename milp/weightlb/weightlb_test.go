@@ -47,9 +47,9 @@ func TestTinyBounds(t *testing.T) {
 	assert.Equal(t, milp.Infeasible, res.Status)
 }
 
-// TestBoundBelowL2LRef: a small sweep with the pure-Go referee (L ≤ 2); the 200-instance sweep
+// TestBoundBelowSchedulesRef: a small sweep with the pure-Go referee (L ≤ 2); the 200-instance sweep
 // runs with HiGHS (highs_test.go).
-func TestBoundBelowL2LRef(t *testing.T) {
+func TestBoundBelowSchedulesRef(t *testing.T) {
 	s, _ := ref.New()
 	n := 8
 	if testing.Short() {
