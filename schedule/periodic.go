@@ -13,6 +13,9 @@ const (
 	Prefetch
 )
 
+// MarshalText writes the kind's name in JSON.
+func (k TransferKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
 func (k TransferKind) String() string {
 	switch k {
 	case Offload:
@@ -28,15 +31,15 @@ func (k TransferKind) String() string {
 // Transfer moves the weights of one layer (1-based) starting at Start seconds; it lasts
 // |w_i| / β. Offload and Upload use the GPU→CPU channel, Prefetch the CPU→GPU one (full duplex).
 type Transfer struct {
-	Layer int
-	Kind  TransferKind
-	Start float64
+	Layer int          `json:"layer"`
+	Kind  TransferKind `json:"kind"`
+	Start float64      `json:"start"`
 }
 
 // Delete drops w_Layer from the GPU at Time (a valid copy must be on the CPU).
 type Delete struct {
-	Layer int
-	Time  float64
+	Layer int     `json:"layer"`
+	Time  float64 `json:"time"`
 }
 
 // Periodic is one period [0, Period] of a steady-state training schedule with weight
@@ -44,11 +47,12 @@ type Delete struct {
 // times, and the transfers and deletions. Resident and CPUValid (indexed by layer, 1..L; index
 // 0 unused) give the state at time 0, which the state at time Period must equal.
 type Periodic struct {
-	Period float64
+	Period float64 `json:"period"`
 	// OpStart[j] is the start of operation j: F_{j+1} for j < L, B_{2L−j} for j ≥ L.
-	OpStart   []float64
-	Transfers []Transfer
-	Deletes   []Delete
+	OpStart   []float64  `json:"op_start"`
+	Transfers []Transfer `json:"transfers"`
+	Deletes   []Delete   `json:"deletes"`
 	// Resident[i]: w_i is on the GPU at time 0. CPUValid[i]: the CPU holds the current w_i.
-	Resident, CPUValid []bool
+	Resident []bool `json:"resident"`
+	CPUValid []bool `json:"cpu_valid"`
 }

@@ -121,7 +121,23 @@ func Select(p *inst.Problem, discount bool) (Selection, error) {
 // copy is current (thanks to the discount, an offload after B_k), else uploaded then deleted;
 // offloaded after B_k. With discount false (Greedy*), w_k is uploaded again before the
 // deletion after F_k even when the CPU copy is current.
+//
+// If that schedule breaks the memory limit (transfers in flight hold buffers), a conservative
+// one is tried: prefetches start only once the previous operation has ended and no upload is in
+// flight, and an operation waits for uploads in flight. The first that validates is returned.
 func Schedule(p *inst.Problem, sel Selection, discount bool) (*schedule.Periodic, periodic.Report, error) {
+	s, rep, err := build(p, sel, discount, false)
+	if err == nil {
+		return s, rep, nil
+	}
+	s, rep, err2 := build(p, sel, discount, true)
+	if err2 == nil {
+		return s, rep, nil
+	}
+	return nil, periodic.Report{}, fmt.Errorf("offload: greedy schedule invalid: %w", err)
+}
+
+func build(p *inst.Problem, sel Selection, discount, conservative bool) (*schedule.Periodic, periodic.Report, error) {
 	L := p.L()
 	s := &schedule.Periodic{OpStart: make([]float64, 2*L), Resident: make([]bool, L+1), CPUValid: make([]bool, L+1)}
 	for i := 1; i <= L; i++ {
@@ -138,8 +154,15 @@ func Schedule(p *inst.Problem, sel Selection, discount bool) (*schedule.Periodic
 			i, back = 2*L-j, true
 		}
 		start := t
+		if conservative {
+			start = max(start, offFree)
+		}
 		if (back && sel[i][1]) || (!back && sel[i][0]) {
-			ps := max(prefFree, gone[i], prevStart)
+			from := prevStart
+			if conservative {
+				from = max(t, offFree) // nothing in flight: no two buffers at once
+			}
+			ps := max(prefFree, gone[i], from)
 			s.Transfers = append(s.Transfers, schedule.Transfer{Layer: i, Kind: schedule.Prefetch, Start: ps})
 			prefFree = ps + dur(i)
 			start = max(start, prefFree)
@@ -180,7 +203,7 @@ func Schedule(p *inst.Problem, sel Selection, discount bool) (*schedule.Periodic
 	s.Period = end
 	rep, err := periodic.Validate(p, s)
 	if err != nil {
-		return nil, periodic.Report{}, fmt.Errorf("offload: greedy schedule invalid: %w", err)
+		return nil, periodic.Report{}, err
 	}
 	return s, rep, nil
 }

@@ -63,9 +63,12 @@ func (p *Problem) Validate() error {
 	return nil
 }
 
-// FromChain maps a chain to 002's model: layer i = stage i with |w_i| = w, |a^i| = ā (what the
-// backward keeps, 002 keeps a^i from F_i to B_{i+1}), u_F = uf, u_B = ub. A last stage without
-// weights (the loss) is folded away, as 002 §3 neglects the loss operation.
+// FromChain maps a chain to 002's model: layer i = stage i with |w_i| = w, |a^i| = a, u_F = uf,
+// u_B = ub. 002 §7 checkpoints every layer: only its input a^{i-1} stays from F_i to B_i, and the
+// layer's intermediates (ā − a, recomputed inside B_i) are left out of the model — its M_GPU is
+// the device memory minus that transient (002 §7: "M_GPU used for simulation is smaller than
+// 16GB"); see TransientMemory. A last stage without weights (the loss) is folded away, as 002 §3
+// neglects the loss operation.
 func FromChain(c *instances.Chain, mgpu int64, beta float64) (*Problem, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -76,7 +79,18 @@ func FromChain(c *instances.Chain, mgpu int64, beta float64) (*Problem, error) {
 		stages = stages[:n-1]
 	}
 	for _, s := range stages {
-		p.Layers = append(p.Layers, Layer{UF: s.UF, UB: s.UB, W: s.W, A: s.ABar})
+		p.Layers = append(p.Layers, Layer{UF: s.UF, UB: s.UB, W: s.W, A: s.A})
 	}
 	return p, p.Validate()
+}
+
+// TransientMemory returns the largest ā − a + o_b over the chain's stages: the memory a layer's
+// recomputed intermediates take during its backward, which 002's M_GPU excludes. Pass
+// device memory − TransientMemory(c) as M_GPU to reproduce 002 §7's setting.
+func TransientMemory(c *instances.Chain) int64 {
+	var m int64
+	for _, s := range c.Stages {
+		m = max(m, s.ABar-s.A+s.OB)
+	}
+	return m
 }

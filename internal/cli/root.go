@@ -80,6 +80,9 @@ func NewRootCmd(io *IO) *cobra.Command {
 		newSolveCmd(io),
 		newGenCmd(io),
 		newCertifyCmd(io),
+		newOffloadWeightsCmd(io),
+		newBoundCmd(io),
+		newExportCmd(io),
 	)
 	return root
 }

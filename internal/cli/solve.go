@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/model"
@@ -54,15 +55,21 @@ outcomes (infeasible, time limit, ...) are reported as a status with exit 0.`,
 			return runSolve(opts, io)
 		},
 	}
-	f := cmd.Flags()
+	bindSolveFlags(cmd.Flags(), opts)
+	return cmd
+}
+
+// bindSolveFlags binds the flags of `memsched solve` to opts (separate so that argv parsing is
+// testable without solving).
+func bindSolveFlags(f *pflag.FlagSet, opts *SolveOptions) {
 	f.StringVar(&opts.Solver, "solver", "", "highs|lpsolve|ref (default: the best compiled in)")
 	f.Float64Var(&opts.TimeLimit, "time-limit", 0, "time limit in seconds (0: none)")
 	f.Float64Var(&opts.Gap, "gap", 0, "relative MIP gap at which to stop (0: solver default)")
 	f.IntVar(&opts.Threads, "threads", 0, "solver threads (0: solver default)")
-	return cmd
 }
 
-// readModel reads an .mps file with memsched's reader, an .lp file with HiGHS's.
+// readModel reads an .mps file with memsched's free-MPS reader and an .lp file with its CPLEX
+// LP reader; both name the offending line of a malformed file.
 func readModel(path string) (*model.Model, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".mps":

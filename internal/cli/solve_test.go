@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -68,4 +70,62 @@ func TestSolveBadInput(t *testing.T) {
 		assert.Equal(t, 2, code, c.args)
 		assert.Contains(t, stderr, c.want, c.args)
 	}
+}
+
+// TestSolveFlags: argv → SolveOptions through the command's own flag binding, defaults
+// included; a malformed number is a parse error naming the flag.
+func TestSolveFlags(t *testing.T) {
+	cases := []struct {
+		name string
+		argv []string
+		want SolveOptions
+	}{
+		{"defaults", nil, SolveOptions{}},
+		{"all flags", []string{"--solver", "ref", "--time-limit", "2.5", "--gap", "0.01", "--threads", "3"},
+			SolveOptions{Solver: "ref", TimeLimit: 2.5, Gap: 0.01, Threads: 3}},
+		{"equals form", []string{"--solver=lpsolve", "--time-limit=60"}, SolveOptions{Solver: "lpsolve", TimeLimit: 60}},
+	}
+	for _, c := range cases {
+		var got SolveOptions
+		f := pflag.NewFlagSet("solve", pflag.ContinueOnError)
+		bindSolveFlags(f, &got)
+		require.NoError(t, f.Parse(c.argv), c.name)
+		assert.Equal(t, c.want, got, c.name)
+	}
+	var got SolveOptions
+	f := pflag.NewFlagSet("solve", pflag.ContinueOnError)
+	f.SetOutput(&bytes.Buffer{})
+	bindSolveFlags(f, &got)
+	err := f.Parse([]string{"--threads", "two"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "threads")
+}
+
+// TestSolveHumanTable: options → human output with injected writers; the objective of the
+// referee's solve appears in the table, and an infeasible model prints "-" for missing values.
+func TestSolveHumanTable(t *testing.T) {
+	var out bytes.Buffer
+	io := &IO{Out: &out, ErrOut: &out}
+	require.NoError(t, runSolve(&SolveOptions{File: writeProblem(t, "mip-knapsack"), Solver: "ref", TimeLimit: 10}, io))
+	for _, want := range []string{"solver      ref", "status      optimal", "objective   220", "best bound  220", "gap         0", "time        "} {
+		assert.Contains(t, out.String(), want)
+	}
+	out.Reset()
+	require.NoError(t, runSolve(&SolveOptions{File: writeProblem(t, "lp-infeasible"), Solver: "ref"}, io))
+	assert.Contains(t, out.String(), "status      infeasible")
+	assert.Contains(t, out.String(), "objective   -")
+
+	err := runSolve(&SolveOptions{File: "x.mps", TimeLimit: -1}, io)
+	var ue *UsageError
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, err.Error(), "--time-limit must be ≥ 0")
+}
+
+// TestSolveBadLPLine: a malformed .lp file is a usage error (exit 2) naming its line.
+func TestSolveBadLPLine(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.lp")
+	require.NoError(t, os.WriteFile(bad, []byte("Minimize\n obj: x + y\nSubject To\n c1: x + y <> 1\nEnd\n"), 0o644))
+	code, _, stderr := run(t, "solve", bad, "--solver", "ref")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "line 4")
 }

@@ -147,20 +147,23 @@ END
 	assert.Equal(t, model.Binary, m.VarType(4))
 }
 
-// TestRoundTripExact: for models whose rows are not ranged and whose every column has a cost,
-// write → read gives the same model.
+// TestRoundTripExact: for models without ranged rows (written as two rows), write → read gives
+// the same model — including columns without cost that first appear in a later row (order kept)
+// and a column in no row at all.
 func TestRoundTripExact(t *testing.T) {
 	m := model.New("rt")
 	x := m.AddContinuous("x", -2, 10)
 	y := m.AddInteger("y", -3, 7)
 	z := m.AddBinary("z")
 	f := m.AddContinuous("f", math.Inf(-1), math.Inf(1))
+	late := m.AddContinuous("late", 1, 2) // no cost, only in row "c"
+	m.AddInteger("alone", -5, 5)          // no cost, in no row
 	var e model.Expr
 	m.AddLE("a", *e.Add(x, 1).Add(y, 2.5e-7), 8.5)
 	e = model.Expr{}
 	m.AddGE("b", *e.Add(z, 4).Add(f, 1), -1e9)
 	e = model.Expr{}
-	m.AddEq("c", *e.Add(y, 1).Add(z, 1), 3)
+	m.AddEq("c", *e.Add(y, 1).Add(z, 1).Add(late, -2), 3)
 	e = model.Expr{}
 	e.Add(x, 1.0/3).Add(y, 2).Add(z, 5).Add(f, -1)
 	e.Constant = 0.1

@@ -4,11 +4,13 @@
 // Conventions: "Minimize"/"Maximize", "Subject To", "Bounds", "Generals", "Binaries", "End";
 // the objective constant c₀ as a constant term; a ranged row lo ≤ aᵀx ≤ hi as two rows
 // "name_lo: aᵀx >= lo" and "name_hi: aᵀx <= hi" (not every reader accepts double inequalities);
-// a free row as "name: aᵀx >= -inf"; an empty row or objective as a zero term on the first
-// column. Lines are wrapped so that none exceeds 255 characters. Names are made legal and unique
-// deterministically: characters outside [A-Za-z0-9_.] become '_', a name that starts with a
-// digit, a '.', an 'e'/'E' followed by a digit, or that is a keyword of the format, gets a '_'
-// prefix, and a clash gets "_2", "_3", … Numbers are written in shortest round-trip form.
+// a free row as "name: aᵀx >= -inf"; an empty row as a zero term on the first column; the
+// objective lists every column, "+ 0 x" for a zero cost, so that the column order (readers number
+// variables by first appearance) and columns in no row survive write → read. Lines are wrapped so
+// that none exceeds 255 characters. Names are made legal and unique deterministically: characters
+// outside [A-Za-z0-9_.] become '_', a name that starts with a digit, a '.', an 'e'/'E' followed
+// by a digit, or that is a keyword of the format, gets a '_' prefix, and a clash gets "_2", "_3",
+// … Numbers are written in shortest round-trip form.
 package lpfile
 
 import (
@@ -56,15 +58,10 @@ func Write(w io.Writer, m *model.Model) error {
 	}
 	lw := &lineWriter{w: bw}
 	lw.start(" obj:")
-	any := false
+	// Every column is listed, zero costs included: a reader numbers variables in order of first
+	// appearance, so this keeps the column order (and columns in no row) on write → read.
 	for j, c := range cost {
-		if c != 0 {
-			lw.term(c, cols[j])
-			any = true
-		}
-	}
-	if !any {
-		lw.term(0, cols[0])
+		lw.term(c, cols[j])
 	}
 	if offset != 0 {
 		lw.num(offset)

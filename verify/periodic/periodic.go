@@ -11,7 +11,8 @@
 //     copy; a delete needs w_i on the GPU, not in use, and a current CPU copy;
 //   - memory ≤ M_GPU at every instant: weights on the GPU, buffers of prefetches (from their
 //     start) and offloads (until their end), plus the running operation's own memory (002 eq. 1,
-//     its weight counted once), or between operations the larger need of the two neighbours;
+//     its weight counted once), or between operations the activations kept, which are at most
+//     the smaller need of the two neighbouring operations;
 //   - the state (weights on the GPU, current CPU copies) at Period equals the state at 0.
 package periodic
 
@@ -47,17 +48,19 @@ const eps = 1e-9
 
 type event struct {
 	t    float64
-	rank int // order at equal times: transfer ends, op ends, zero-length ops, op starts, deletes, transfer starts
+	rank int // order at equal times: transfer ends, op ends, deletes, zero-length ops, op starts, transfer starts
 	kind int
 	idx  int
+	sub  int // a delete that follows a zero-length operation of its layer: (op index, 1)
+	ref  int // index of the operation, transfer or delete the event belongs to
 }
 
 const (
 	evTransferEnd = iota
 	evOpEnd
+	evDelete
 	evOpInstant
 	evOpStart
-	evDelete
 	evTransferStart
 	evZeroTransferEnd // a zero-length transfer ends right after it starts
 )
@@ -140,9 +143,9 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 	var evs []event
 	for j := 0; j < 2*L; j++ {
 		if dur(j) <= 0 {
-			evs = append(evs, event{s.OpStart[j], evOpInstant, evOpInstant, j})
+			evs = append(evs, event{s.OpStart[j], evOpInstant, evOpInstant, j, 0, j})
 		} else {
-			evs = append(evs, event{s.OpStart[j], evOpStart, evOpStart, j}, event{s.OpStart[j] + dur(j), evOpEnd, evOpEnd, j})
+			evs = append(evs, event{s.OpStart[j], evOpStart, evOpStart, j, 0, j}, event{s.OpStart[j] + dur(j), evOpEnd, evOpEnd, j, 0, j})
 		}
 	}
 	for k, tr := range s.Transfers {
@@ -150,10 +153,17 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 		if tdur(tr) == 0 {
 			endRank = evZeroTransferEnd
 		}
-		evs = append(evs, event{tr.Start, evTransferStart, evTransferStart, k}, event{tr.Start + tdur(tr), endRank, evTransferEnd, k})
+		evs = append(evs, event{tr.Start, evTransferStart, evTransferStart, k, 0, k}, event{tr.Start + tdur(tr), endRank, evTransferEnd, k, 0, k})
 	}
 	for k, d := range s.Deletes {
-		evs = append(evs, event{d.Time, evDelete, evDelete, k})
+		ev := event{d.Time, evDelete, evDelete, k, 0, k}
+		// A delete at the instant of a zero-length operation on its layer comes right after it.
+		for j := 0; j < 2*L; j++ {
+			if i, _ := opLayer(L, j); i == d.Layer && dur(j) <= 0 && math.Abs(s.OpStart[j]-d.Time) <= eps {
+				ev.rank, ev.idx, ev.sub = evOpInstant, j, 1
+			}
+		}
+		evs = append(evs, ev)
 	}
 	sort.SliceStable(evs, func(a, b int) bool {
 		if math.Abs(evs[a].t-evs[b].t) > eps {
@@ -162,7 +172,10 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 		if evs[a].rank != evs[b].rank {
 			return evs[a].rank < evs[b].rank
 		}
-		return evs[a].idx < evs[b].idx
+		if evs[a].idx != evs[b].idx {
+			return evs[a].idx < evs[b].idx
+		}
+		return evs[a].sub < evs[b].sub
 	})
 	resident := append([]bool(nil), s.Resident...)
 	valid := append([]bool(nil), s.CPUValid...)
@@ -185,7 +198,8 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 		return p.OpMemory(i, b) - p.Layer(i).W
 	}
 	gapNeed := func(t float64) int64 {
-		// Between operations: the larger need of the previous and next operations.
+		// Between operations only activations stay: Σ_{k≤i}|a^k| after F_i or B_{i+1}, which is
+		// at most the need of either neighbour.
 		prev, next := -1, -1
 		for j := 0; j < 2*L; j++ {
 			if s.OpStart[j]+dur(j) <= t+eps {
@@ -197,14 +211,15 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 				next = j
 			}
 		}
-		var m int64
-		if prev >= 0 {
-			m = max(m, opNeed(prev))
+		switch {
+		case prev >= 0 && next >= 0:
+			return min(opNeed(prev), opNeed(next))
+		case prev >= 0:
+			return opNeed(prev)
+		case next >= 0:
+			return opNeed(next)
 		}
-		if next >= 0 {
-			m = max(m, opNeed(next))
-		}
-		return m
+		return 0
 	}
 	check := func(t float64, extra int64, what string) error {
 		use := weights() + extra
@@ -238,7 +253,7 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 			e := evs[k]
 			switch e.kind {
 			case evTransferEnd:
-				tr := s.Transfers[e.idx]
+				tr := s.Transfers[e.ref]
 				i := tr.Layer
 				switch tr.Kind {
 				case schedule.Prefetch:
@@ -270,7 +285,7 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 				}
 				running = e.idx
 			case evDelete:
-				i := s.Deletes[e.idx].Layer
+				i := s.Deletes[e.ref].Layer
 				switch {
 				case !resident[i]:
 					return fail(t, "delete of w_%d, which is not on the GPU", i)
@@ -281,7 +296,7 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 				}
 				resident[i] = false
 			case evTransferStart:
-				tr := s.Transfers[e.idx]
+				tr := s.Transfers[e.ref]
 				i := tr.Layer
 				switch tr.Kind {
 				case schedule.Prefetch:

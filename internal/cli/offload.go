@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	heur "github.com/memsched/memsched/heuristics/offload"
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/instances/offload"
+	"github.com/memsched/memsched/milp"
+	"github.com/memsched/memsched/milp/weightlb"
+	"github.com/memsched/memsched/model/lpfile"
+	"github.com/memsched/memsched/model/mpsfile"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify/periodic"
+)
+
+// mibScale expresses the MILP's sizes in MiB, which keeps its coefficients well conditioned.
+const mibScale = 1 << 20
+
+// WeightsOptions are the flags shared by the weight-offloading commands.
+type WeightsOptions struct {
+	ChainFile, Mem, Bandwidth string
+}
+
+func (o *WeightsOptions) flags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1) with weights (w) per stage")
+	cmd.Flags().StringVar(&o.Mem, "mem", "", "GPU memory M_GPU (e.g. 16GiB)")
+	cmd.Flags().StringVar(&o.Bandwidth, "bandwidth", "12GB/s", "link bandwidth β, each direction (e.g. 12GB/s)")
+}
+
+// problem loads the chain and maps it to 002's model.
+func (o *WeightsOptions) problem() (*offload.Problem, error) {
+	if o.ChainFile == "" || o.Mem == "" {
+		return nil, usageErrorf("--chain and --mem are required")
+	}
+	mem, err := instances.ParseSize(o.Mem)
+	if err != nil {
+		return nil, &UsageError{fmt.Errorf("--mem: %w", err)}
+	}
+	beta, err := instances.ParseRate(o.Bandwidth)
+	if err != nil {
+		return nil, &UsageError{fmt.Errorf("--bandwidth: %w", err)}
+	}
+	c, err := instances.LoadChain(o.ChainFile)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	p, err := offload.FromChain(c, mem, beta)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	return p, nil
+}
+
+// OffloadReport is the output of `memsched offload-weights`.
+type OffloadReport struct {
+	Algorithm string             `json:"algorithm"`
+	Feasible  bool               `json:"feasible"`
+	Makespan  float64            `json:"makespan,omitempty"`
+	Idle      float64            `json:"idle,omitempty"`
+	Peak      int64              `json:"peak_memory,omitempty"`
+	Offloaded int64              `json:"offloaded_bytes,omitempty"`
+	Selection []string           `json:"selection"`
+	Schedule  *schedule.Periodic `json:"schedule,omitempty"`
+	Verified  bool               `json:"verified"`
+	Reason    string             `json:"reason,omitempty"`
+}
+
+func newOffloadWeightsCmd(io *IO) *cobra.Command {
+	o := &WeightsOptions{}
+	var algo string
+	cmd := &cobra.Command{
+		Use:   "offload-weights --chain FILE --mem SIZE [--bandwidth RATE] [--algo greedy|greedy-nodiscount|l2l]",
+		Short: "Weight-offloading schedule of one training iteration (002), validated",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := o.problem()
+			if err != nil {
+				return err
+			}
+			rep := OffloadReport{Algorithm: algo, Selection: []string{}}
+			var s *schedule.Periodic
+			var r periodic.Report
+			var sel heur.Selection
+			switch algo {
+			case "greedy":
+				sel, s, r, err = heur.Greedy(p, true)
+			case "greedy-nodiscount":
+				sel, s, r, err = heur.Greedy(p, false)
+			case "l2l":
+				s, r, err = heur.L2L(p)
+			default:
+				return usageErrorf("offload-weights: unknown --algo %q (want greedy, greedy-nodiscount or l2l)", algo)
+			}
+			if err != nil {
+				rep.Reason = err.Error() // no valid schedule: a result, not an error
+			} else {
+				// The heuristics validate; validate again here, independently of them.
+				if _, err := periodic.Validate(p, s); err != nil {
+					return fmt.Errorf("offload-weights: %s returned an invalid schedule: %w", algo, err)
+				}
+				rep.Feasible, rep.Verified, rep.Schedule = true, true, s
+				rep.Makespan, rep.Idle, rep.Peak, rep.Offloaded = r.Period, r.Idle, r.Peak, r.Offloaded
+				for k := 1; k < len(sel); k++ {
+					if sel[k][1] {
+						rep.Selection = append(rep.Selection, fmt.Sprintf("(%d,1)", k))
+					}
+					if sel[k][0] {
+						rep.Selection = append(rep.Selection, fmt.Sprintf("(%d,0)", k))
+					}
+				}
+			}
+			if io.JSON {
+				return io.PrintJSON(rep)
+			}
+			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(w, "algorithm\t%s\nlayers\t%d\nM_GPU\t%s\nbandwidth\t%.4g GB/s\n", algo, p.L(), instances.FormatSize(p.MGPU), p.Beta/1e9)
+			if !rep.Feasible {
+				fmt.Fprintf(w, "feasible\tno: %s\n", rep.Reason)
+				return w.Flush()
+			}
+			fmt.Fprintf(w, "makespan\t%s (idle %s)\npeak memory\t%s\noffloaded per iteration\t%s\n",
+				instances.FormatDuration(rep.Makespan), instances.FormatDuration(rep.Idle), instances.FormatSize(rep.Peak), instances.FormatSize(rep.Offloaded))
+			if algo != "l2l" {
+				fmt.Fprintf(w, "selection\t%s\n", strings.Join(rep.Selection, " "))
+			}
+			fmt.Fprintf(w, "verified\tyes (periodic validator)\n")
+			return w.Flush()
+		},
+	}
+	o.flags(cmd)
+	cmd.Flags().StringVar(&algo, "algo", "greedy", "greedy|greedy-nodiscount|l2l")
+	return cmd
+}
+
+// BoundReport is the output of `memsched bound`.
+type BoundReport struct {
+	Problem    string   `json:"problem"`
+	LowerBound *float64 `json:"lower_bound"`
+	Status     string   `json:"status"`
+	Gap        *float64 `json:"gap"`
+	Incumbent  *float64 `json:"incumbent"`
+	Seconds    float64  `json:"seconds"`
+	Solver     string   `json:"solver"`
+}
+
+func newBoundCmd(io *IO) *cobra.Command {
+	o := &WeightsOptions{}
+	var problem, solver string
+	var limit float64
+	cmd := &cobra.Command{
+		Use:   "bound --problem weight-offload --chain FILE --mem SIZE [--bandwidth RATE]",
+		Short: "Certified lower bound on the iteration time (002 §6 MILP, corrected)",
+		Long: `bound solves the lower-bound MILP of 002 §6 with SPEC §3's corrections. A solve stopped by the
+time limit reports the solver's best proven bound, which is still a valid lower bound.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if problem != "weight-offload" {
+				return usageErrorf("bound: unknown --problem %q (want weight-offload)", problem)
+			}
+			p, err := o.problem()
+			if err != nil {
+				return err
+			}
+			m, _, err := weightlb.Build(p, mibScale)
+			if err != nil {
+				return err
+			}
+			s, err := milp.Lookup(solver)
+			if err != nil {
+				return &UsageError{err}
+			}
+			res, err := milp.Solve(context.Background(), s, m, milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))})
+			if err != nil {
+				return err
+			}
+			rep := BoundReport{Problem: problem, Status: res.Status.String(), Seconds: res.Wall.Seconds(), Solver: res.Solver}
+			fin := func(x float64) *float64 {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					return nil
+				}
+				return &x
+			}
+			lb := res.Bound
+			if res.Status == milp.Optimal {
+				lb = res.Objective
+			}
+			rep.LowerBound = fin(lb)
+			if res.HasSolution {
+				rep.Incumbent, rep.Gap = fin(res.Objective), fin(res.Gap)
+			}
+			if io.JSON {
+				return io.PrintJSON(rep)
+			}
+			show := func(x *float64, f func(float64) string) string {
+				if x == nil {
+					return "-"
+				}
+				return f(*x)
+			}
+			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(w, "problem\t%s (%d layers, M_GPU %s)\nstatus\t%s\nlower bound\t%s\nincumbent\t%s\ngap\t%s\nsolver\t%s, %.2f s\n",
+				problem, p.L(), instances.FormatSize(p.MGPU), rep.Status, show(rep.LowerBound, instances.FormatDuration),
+				show(rep.Incumbent, instances.FormatDuration), show(rep.Gap, func(g float64) string { return fmt.Sprintf("%.3g", g) }),
+				rep.Solver, rep.Seconds)
+			return w.Flush()
+		},
+	}
+	o.flags(cmd)
+	cmd.Flags().StringVar(&problem, "problem", "weight-offload", "weight-offload")
+	cmd.Flags().StringVar(&solver, "solver", "", "highs|lpsolve|ref (default: the best compiled in)")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "solver time limit in seconds")
+	return cmd
+}
+
+func newExportCmd(io *IO) *cobra.Command {
+	o := &WeightsOptions{}
+	var problem, format, out string
+	cmd := &cobra.Command{
+		Use:   "export --problem weight-offload-lb --chain FILE --mem SIZE --format lp|mps -o FILE",
+		Short: "Write a memsched MILP as an .lp or .mps file for external solvers",
+		Long:  "export writes the model of `memsched bound` (sizes in MiB, times in seconds; the objective is the period in seconds).",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if problem != "weight-offload-lb" {
+				return usageErrorf("export: unknown --problem %q (want weight-offload-lb)", problem)
+			}
+			if format != "lp" && format != "mps" {
+				return usageErrorf("export: --format must be lp or mps, got %q", format)
+			}
+			if out == "" {
+				return usageErrorf("export: -o FILE is required")
+			}
+			p, err := o.problem()
+			if err != nil {
+				return err
+			}
+			m, _, err := weightlb.Build(p, mibScale)
+			if err != nil {
+				return err
+			}
+			f, err := os.Create(out)
+			if err != nil {
+				return &UsageError{err}
+			}
+			if format == "lp" {
+				err = lpfile.Write(f, m)
+			} else {
+				err = mpsfile.Write(f, m)
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(io.ErrOut, "memsched: wrote %s (%d variables, %d rows, %d nonzeros)\n", out, m.NumVars(), m.NumRows(), m.NumNonzeros())
+			return nil
+		},
+	}
+	o.flags(cmd)
+	cmd.Flags().StringVar(&problem, "problem", "weight-offload-lb", "weight-offload-lb")
+	cmd.Flags().StringVar(&format, "format", "mps", "lp|mps")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output file")
+	return cmd
+}
