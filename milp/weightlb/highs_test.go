@@ -4,15 +4,23 @@ package weightlb_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/instances/reduce"
+	"github.com/memsched/memsched/instances/zoo"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/highs"
 	"github.com/memsched/memsched/milp/weightlb"
+	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/verify/periodic"
 )
 
@@ -47,4 +55,36 @@ func TestThreePartitionBound(t *testing.T) {
 		require.Equal(t, milp.Optimal, res.Status)
 		assert.InDelta(t, rep.Period, res.Objective, 1e-6, "m=%d", len(tp.xs)/3)
 	}
+}
+
+// TestExportedFileCBC: the MILP of a 36-block GPT-2 (hidden 3072, 24 heads, batch 16, fp16,
+// M_GPU 6 GiB, 12 GB/s), written as MPS, is solved by CBC to HiGHS's optimum.
+func TestExportedFileCBC(t *testing.T) {
+	if _, err := exec.LookPath("cbc"); err != nil {
+		t.Skipf("cbc is not installed (make setup installs coinor-cbc): %v", err)
+	}
+	c, err := zoo.Transformer(zoo.TransformerConfig{Kind: "gpt2", Hidden: 3072, Heads: 24, Layers: 36, SeqLen: 1024, Batch: 16, DType: "fp16"})
+	require.NoError(t, err)
+	p, err := offload.FromChain(c, 6<<30, 12e9)
+	require.NoError(t, err)
+	m, _, err := weightlb.Build(p, 1<<20)
+	require.NoError(t, err)
+	s, err := highs.New()
+	require.NoError(t, err)
+	res, err := milp.Solve(context.Background(), s, m, milp.Params{})
+	require.NoError(t, err)
+	require.Equal(t, milp.Optimal, res.Status)
+	path := filepath.Join(t.TempDir(), "lb36.mps")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, mpsfile.Write(f, m))
+	require.NoError(t, f.Close())
+	out, err := exec.Command("cbc", path, "-sec", "300", "-solve", "-quit").CombinedOutput()
+	require.NoError(t, err, string(out))
+	mt := regexp.MustCompile(`(?:Objective value:|Optimal - objective value)\s+(\S+)`).FindSubmatch(out)
+	require.NotNil(t, mt, string(out))
+	got, err := strconv.ParseFloat(string(mt[1]), 64)
+	require.NoError(t, err)
+	assert.InEpsilon(t, res.Objective, got, 1e-6)
+	t.Logf("36 layers: HiGHS %.6f s, CBC %.6f s (Σu bound, %d variables)", res.Objective, got, m.NumVars())
 }
