@@ -21,6 +21,11 @@ import (
 // MaxAssignments bounds the number of integer assignments Solve enumerates.
 const MaxAssignments = 1 << 16
 
+// MaxWork bounds assignments × (rows + columns)², a proxy for the dense simplex work of the
+// whole enumeration: beyond it Solve refuses the model with an error rather than running for
+// minutes (it is a referee for tiny models, not a production solver).
+const MaxWork = 1 << 28
+
 func init() { milp.Register("ref", New) }
 
 // Solver is the reference backend.
@@ -55,6 +60,9 @@ func (Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*milp.R
 	}
 	if count > MaxAssignments {
 		return nil, fmt.Errorf("ref: %g integer assignments, more than the %d this referee enumerates", count, MaxAssignments)
+	}
+	if size := float64(m.NumRows() + n); count*size*size > MaxWork {
+		return nil, fmt.Errorf("ref: model too large for enumeration (%g assignments × (%d rows + %d columns)² > %d)", count, m.NumRows(), n, MaxWork)
 	}
 	sense, cost, offset := m.Objective()
 	sign := 1.0
