@@ -10,22 +10,6 @@ import (
 	inst "github.com/memsched/memsched/instances/offload"
 )
 
-func randomProblem(r *rand.Rand, L int) *inst.Problem {
-	p := &inst.Problem{Beta: float64(1 + r.IntN(6))}
-	var maxW, maxOp, sumW int64
-	for i := 0; i < L; i++ {
-		l := inst.Layer{UF: float64(1 + r.IntN(4)), UB: float64(1 + r.IntN(6)), W: int64(1 + r.IntN(9)), A: int64(r.IntN(4))}
-		p.Layers = append(p.Layers, l)
-		maxW = max(maxW, l.W)
-		sumW += l.W
-	}
-	for i := 1; i <= L; i++ {
-		maxOp = max(maxOp, p.OpMemory(i, true))
-	}
-	p.MGPU = maxOp + 3*maxW + r.Int64N(sumW+1)
-	return p
-}
-
 // TestGreedyValidAndNoWorseThanExhaustive: Greedy and Greedy* schedules validate (checked inside
 // Schedule); the exhaustive search over selections is never slower than Greedy; with every
 // weight fitting, Greedy offloads nothing and runs in Σu.
@@ -33,7 +17,7 @@ func TestGreedyValidAndNoWorseThanExhaustive(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	ok, better := 0, 0
 	for k := 0; k < 150; k++ {
-		p := randomProblem(r, 1+r.IntN(4))
+		p := inst.Random(r, 1+r.IntN(4))
 		_, _, g, err := Greedy(p, true)
 		if err != nil {
 			continue // the greedy scheduler may fail validation; counted below

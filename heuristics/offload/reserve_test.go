@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	inst "github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/verify/periodic"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestGreedyReserveNeverWorse(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 8))
 	for k := 0; k < 150; k++ {
-		p := randomProblem(r, 1+r.IntN(4))
+		p := inst.Random(r, 1+r.IntN(4))
 		for _, disc := range []bool{true, false} {
 			_, _, g, gerr := Greedy(p, disc)
 			_, s, rep, err := GreedyReserve(p, disc)

@@ -16,6 +16,7 @@ import (
 	"github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/weightlb"
+	"github.com/memsched/memsched/model"
 	"github.com/memsched/memsched/model/lpfile"
 	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/schedule"
@@ -58,6 +59,16 @@ func (o *WeightsOptions) problem() (*offload.Problem, error) {
 		return nil, &UsageError{err}
 	}
 	return p, nil
+}
+
+// lowerBoundModel loads the problem and builds its §6 MILP (sizes in MiB).
+func (o *WeightsOptions) lowerBoundModel() (*offload.Problem, *model.Model, error) {
+	p, err := o.problem()
+	if err != nil {
+		return nil, nil, err
+	}
+	m, _, err := weightlb.Build(p, mibScale)
+	return p, m, err
 }
 
 // OffloadReport is the output of `memsched offload-weights`.
@@ -166,11 +177,7 @@ time limit reports the solver's best proven bound, which is still a valid lower 
 			if problem != "weight-offload" {
 				return usageErrorf("bound: unknown --problem %q (want weight-offload)", problem)
 			}
-			p, err := o.problem()
-			if err != nil {
-				return err
-			}
-			m, _, err := weightlb.Build(p, mibScale)
+			p, m, err := o.lowerBoundModel()
 			if err != nil {
 				return err
 			}
@@ -239,11 +246,7 @@ func newExportCmd(io *IO) *cobra.Command {
 			if out == "" {
 				return usageErrorf("export: -o FILE is required")
 			}
-			p, err := o.problem()
-			if err != nil {
-				return err
-			}
-			m, _, err := weightlb.Build(p, mibScale)
+			_, m, err := o.lowerBoundModel()
 			if err != nil {
 				return err
 			}

@@ -13,32 +13,13 @@ import (
 	"github.com/memsched/memsched/milp/weightlb"
 )
 
-// randomProblem draws a small instance whose M_GPU leaves L2L room (two layers' weights and an
-// offload buffer beside the largest operation) but not always room for every weight.
-func randomProblem(r *rand.Rand, L int) *offload.Problem {
-	p := &offload.Problem{Beta: float64(1 + r.IntN(6))}
-	var maxW, maxOp, sumW int64
-	for i := 0; i < L; i++ {
-		l := offload.Layer{UF: float64(1 + r.IntN(4)), UB: float64(1 + r.IntN(6)), W: int64(1 + r.IntN(9)), A: int64(r.IntN(4))}
-		p.Layers = append(p.Layers, l)
-		maxW = max(maxW, l.W)
-		sumW += l.W
-	}
-	for i := 1; i <= L; i++ {
-		maxOp = max(maxOp, p.OpMemory(i, true))
-	}
-	lo := maxOp + 3*maxW
-	p.MGPU = lo + r.Int64N(sumW+1)
-	return p
-}
-
 // sweep checks, on n random instances, that the MILP's bound never exceeds the period of any
 // validated schedule — L2L, Greedy, Greedy*, and the exhaustive search over selections for
 // L ≤ 5 (SPEC §3: a bound above a valid schedule is a bug, never noise).
 func sweep(t *testing.T, s milp.Solver, n, maxL int, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 9))
 	for k := 0; k < n; k++ {
-		p := randomProblem(r, 1+r.IntN(maxL))
+		p := offload.Random(r, 1+r.IntN(maxL))
 		_, l2l, err := heur.L2L(p)
 		require.NoError(t, err)
 		m, _, err := weightlb.Build(p, 1)
