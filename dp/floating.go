@@ -119,13 +119,10 @@ func (f *Floating) fillX(r, l int, x []float64, xS []int16) {
 	for i := range x {
 		x[i], xS[i] = math.Inf(1), 0
 	}
-	fwd := sc.a[r] + sc.of[r]
+	fwd := 0
 	pre := 0.0
 	for s2 := r + 1; s2 <= l; s2++ {
-		if s2 > r+1 {
-			j := s2 - 1
-			fwd = max(fwd, sc.a[j-1]+sc.a[j]+sc.of[j])
-		}
+		fwd = sc.splitPeak(r, s2, fwd)
 		pre += sc.uf[s2-1]
 		need := sc.d[l] + fwd
 		if need > f.m {

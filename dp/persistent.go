@@ -172,13 +172,10 @@ func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi in
 		}
 	}
 	// Splits s' = s+1..t: F_ck^s, then F_∅^{s+1..s'-1}.
-	fwd := sc.a[s] + sc.of[s] // peak of the forward steps of this split, δ^t aside
+	fwd := 0
 	pre := 0.0
 	for s2 := s + 1; s2 <= t; s2++ {
-		if s2 > s+1 {
-			j := s2 - 1
-			fwd = max(fwd, sc.a[j-1]+sc.a[j]+sc.of[j])
-		}
+		fwd = sc.splitPeak(s, s2, fwd)
 		pre += sc.uf[s2-1]
 		need := sc.d[t] + fwd
 		if need > mhi {

@@ -96,3 +96,15 @@ func discretize(c *instances.Chain, budget int64, opt Options) (*slotted, int, e
 	}
 	return s, int(m), nil
 }
+
+// splitPeak extends the peak of a split's forward steps (δ aside, checkpoint a^{s-1} outside)
+// to the split ending at s': F_ck^s needs ω_a^s + o_f^s, each F_∅^j (s < j < s') needs
+// ω_a^{j-1} + ω_a^j + o_f^j. Call it with s' = s+1, s+2, … passing the previous value; it is
+// the exact per-split check of SPEC §1 that both C_MP and C_FL use.
+func (sc *slotted) splitPeak(s, s2, prev int) int {
+	if s2 == s+1 {
+		return sc.a[s] + sc.of[s]
+	}
+	j := s2 - 1
+	return max(prev, sc.a[j-1]+sc.a[j]+sc.of[j])
+}
