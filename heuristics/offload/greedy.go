@@ -114,102 +114,9 @@ func Select(p *inst.Problem, discount bool) (Selection, error) {
 	}
 }
 
-// Schedule turns a selection into a periodic schedule (ordering rules of 002 §5: prefetches in
-// the order the weights are needed, uploads first in first out) and validates it. Every
-// operation starts as soon as its weights are back; a weight is prefetched during the operation
-// before the one that needs it, and leaves right after its use: deleted after F_k when the CPU
-// copy is current (thanks to the discount, an offload after B_k), else uploaded then deleted;
-// offloaded after B_k. With discount false (Greedy*), w_k is uploaded again before the
-// deletion after F_k even when the CPU copy is current.
-//
-// If that schedule breaks the memory limit (transfers in flight hold buffers), a conservative
-// one is tried: prefetches start only once the previous operation has ended and no upload is in
-// flight, and an operation waits for uploads in flight. The first that validates is returned.
-func Schedule(p *inst.Problem, sel Selection, discount bool) (*schedule.Periodic, periodic.Report, error) {
-	s, rep, err := build(p, sel, discount, false)
-	if err == nil {
-		return s, rep, nil
-	}
-	s, rep, err2 := build(p, sel, discount, true)
-	if err2 == nil {
-		return s, rep, nil
-	}
-	return nil, periodic.Report{}, fmt.Errorf("offload: greedy schedule invalid: %w", err)
-}
-
-func build(p *inst.Problem, sel Selection, discount, conservative bool) (*schedule.Periodic, periodic.Report, error) {
-	L := p.L()
-	s := &schedule.Periodic{OpStart: make([]float64, 2*L), Resident: make([]bool, L+1), CPUValid: make([]bool, L+1)}
-	for i := 1; i <= L; i++ {
-		s.Resident[i] = !sel[i][0]
-		s.CPUValid[i] = sel[i][0]
-	}
-	dur := func(i int) float64 { return float64(p.Layer(i).W) / p.Beta }
-	valid := append([]bool(nil), s.CPUValid...)
-	var prefFree, offFree, t, prevStart, end float64
-	gone := make([]float64, L+1)
-	for j := 0; j < 2*L; j++ {
-		i, back := j+1, false
-		if j >= L {
-			i, back = 2*L-j, true
-		}
-		start := t
-		if conservative {
-			start = max(start, offFree)
-		}
-		if (back && sel[i][1]) || (!back && sel[i][0]) {
-			from := prevStart
-			if conservative {
-				from = max(t, offFree) // nothing in flight: no two buffers at once
-			}
-			ps := max(prefFree, gone[i], from)
-			s.Transfers = append(s.Transfers, schedule.Transfer{Layer: i, Kind: schedule.Prefetch, Start: ps})
-			prefFree = ps + dur(i)
-			start = max(start, prefFree)
-		}
-		s.OpStart[j] = start
-		prevStart = start
-		u := p.Layer(i).UF
-		if back {
-			u = p.Layer(i).UB
-		}
-		t = start + u
-		switch {
-		case !back && sel[i][1]:
-			del := t
-			if !valid[i] || !discount {
-				us := max(offFree, start)
-				s.Transfers = append(s.Transfers, schedule.Transfer{Layer: i, Kind: schedule.Upload, Start: us})
-				offFree = us + dur(i)
-				del = max(t, offFree)
-				valid[i] = true
-			}
-			s.Deletes = append(s.Deletes, schedule.Delete{Layer: i, Time: del})
-			gone[i] = del
-		case back && sel[i][0]:
-			os := max(t, offFree)
-			s.Transfers = append(s.Transfers, schedule.Transfer{Layer: i, Kind: schedule.Offload, Start: os})
-			offFree = os + dur(i)
-			gone[i] = offFree
-		}
-		if back {
-			valid[i] = false
-			if sel[i][0] {
-				valid[i] = true // set again when its offload ends, within the period
-			}
-		}
-		end = max(end, t, offFree, prefFree)
-	}
-	s.Period = end
-	rep, err := periodic.Validate(p, s)
-	if err != nil {
-		return nil, periodic.Report{}, err
-	}
-	return s, rep, nil
-}
-
-// Greedy is 002's greedy algorithm: Select then Schedule, with the discount (Greedy) or
-// without it (discount false: Greedy*).
+// Greedy is 002's greedy algorithm: Select (Alg. 1) then Schedule (Alg. 2), with the discount
+// (Greedy) or without it (discount false: Greedy*, which also uploads w_k again after F_k when
+// both choices of layer k are selected).
 func Greedy(p *inst.Problem, discount bool) (Selection, *schedule.Periodic, periodic.Report, error) {
 	sel, err := Select(p, discount)
 	if err != nil {
@@ -219,8 +126,9 @@ func Greedy(p *inst.Problem, discount bool) (Selection, *schedule.Periodic, peri
 	return sel, s, rep, err
 }
 
-// Exhaustive tries every selection (4^L of them, L ≤ 8) with Schedule and returns the shortest
-// valid period: the referee for the heuristics on tiny instances.
+// Exhaustive tries every selection (4^L of them, L ≤ 8) with Schedule (Alg. 2, every cut point)
+// and returns the shortest valid period: the referee for the selection heuristics on tiny
+// instances (it still schedules greedily, so it is not the optimum of OFF).
 func Exhaustive(p *inst.Problem) (Selection, periodic.Report, error) {
 	L := p.L()
 	if L > 8 {

@@ -1,5 +1,3 @@
-// Package offload builds weight-offloading schedules (002): the L2L baseline so far. Every
-// schedule is validated by verify/periodic before it is returned.
 package offload
 
 import (

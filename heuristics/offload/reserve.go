@@ -13,11 +13,12 @@ const ReserveBuffers = 3
 // r = 0..ReserveBuffers and schedules each selection against the real M_GPU (Schedule, which
 // validates); it returns the shortest valid period (r = 0 is plain Greedy).
 //
-// Why: Alg. 1 only makes each operation fit (E_o ≤ 0 at operation level, 002 §5), which leaves
-// no room for a weight in flight during the previous operation, so transfers cannot overlap
-// computation and are exposed one by one. Keeping room for r buffers is a stand-in for the
-// slack 002's Alg. 2 (cut-point search, early offloads) finds; it is not Alg. 2 itself.
-// Selections that fail (some operation no longer fits the reduced memory) are skipped.
+// Why: Alg. 1 only makes each operation fit (E_o ≤ 0 at operation level, 002 §5): a weight it
+// sends away for the operations just before its use must be absent during them, so its prefetch
+// cannot overlap them and Alg. 2 has to wait for it (on the Table 1 replica, every idle interval
+// of Greedy is such a prefetch). Keeping room for r weights in flight lets the prefetches
+// overlap. This is memsched's variant, not in 002. Selections that fail (some operation no
+// longer fits the reduced memory) are skipped.
 func GreedyReserve(p *inst.Problem, discount bool) (Selection, *schedule.Periodic, periodic.Report, error) {
 	bestSel, bestS, bestRep, err := Greedy(p, discount)
 	var maxW int64

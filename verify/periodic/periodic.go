@@ -5,15 +5,21 @@
 // Rules checked (a schedule that breaks one is invalid, with the first violation named):
 //   - operations do not overlap, run in the cyclic order, and fit in [0, Period];
 //   - w_i is fully on the GPU while F_i and B_i run; B_i makes the CPU copy stale;
-//   - transfers fit in [0, Period] (none spans the period boundary), do not overlap on their
-//     channel, and an upload/offload of w_i does not overlap B_i;
+//   - transfers start in [0, Period] and last at most a period; one that ends after Period
+//     wraps around: in the steady state it is still in flight at time 0 of the period (its
+//     copy from the previous period), so it holds its buffer and channel there. Transfers do
+//     not overlap on their channel (on the circle of length Period), and an upload/offload of
+//     w_i does not overlap B_i;
 //   - an upload/offload needs w_i on the GPU; a prefetch needs w_i off the GPU and a current CPU
 //     copy; a delete needs w_i on the GPU, not in use, and a current CPU copy;
 //   - memory ≤ M_GPU at every instant: weights on the GPU, buffers of prefetches (from their
 //     start) and offloads (until their end), plus the running operation's own memory (002 eq. 1,
-//     its weight counted once), or between operations the activations kept, which are at most
-//     the smaller need of the two neighbouring operations;
+//     its weight counted once), or between operations the activations kept: Σ_{k≤i}|a^k| after
+//     F_i and Σ_{k<i}|a^k| after B_i (B_i consumed a^i), nothing before F_1;
 //   - the state (weights on the GPU, current CPU copies) at Period equals the state at 0.
+//     Resident and CPUValid describe time 0 before any event there; a wrapped transfer is in
+//     flight at 0 (a wrapped prefetch's layer is not Resident, its buffer is counted), and the
+//     CPU copy of a wrapped upload or offload becomes current when it ends.
 package periodic
 
 import (
@@ -111,8 +117,8 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 		if tr.Layer < 1 || tr.Layer > L {
 			return fail(tr.Start, "transfer %d: layer %d out of range", k, tr.Layer)
 		}
-		if math.IsNaN(tr.Start) || tr.Start < -eps || tr.Start+tdur(tr) > s.Period+eps {
-			return fail(tr.Start, "transfer %d (%v of w_%d) does not fit in [0, %g]", k, tr.Kind, tr.Layer, s.Period)
+		if math.IsNaN(tr.Start) || tr.Start < -eps || tr.Start > s.Period+eps || tdur(tr) > s.Period+eps {
+			return fail(tr.Start, "transfer %d (%v of w_%d, %g s) does not fit in a period [0, %g]", k, tr.Kind, tr.Layer, tdur(tr), s.Period)
 		}
 	}
 	for k, d := range s.Deletes {
@@ -120,12 +126,19 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 			return fail(d.Time, "delete %d of layer %d out of range", k, d.Layer)
 		}
 	}
-	// Channels: no overlap.
+	// wraps reports whether a transfer ends after the period: its previous copy is in flight at 0.
+	wraps := func(tr schedule.Transfer) bool { return tr.Start+tdur(tr) > s.Period+eps }
+	// Channels: no overlap on the circle; a wrapped transfer is two intervals.
 	for _, ch := range []bool{false, true} {
 		var iv [][2]float64
 		for _, tr := range s.Transfers {
 			if (tr.Kind == schedule.Prefetch) == ch {
-				iv = append(iv, [2]float64{tr.Start, tr.Start + tdur(tr)})
+				end := tr.Start + tdur(tr)
+				if wraps(tr) {
+					iv = append(iv, [2]float64{0, end - s.Period})
+					end = s.Period
+				}
+				iv = append(iv, [2]float64{tr.Start, end})
 			}
 		}
 		sort.Slice(iv, func(a, b int) bool { return iv[a][0] < iv[b][0] })
@@ -153,7 +166,11 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 		if tdur(tr) == 0 {
 			endRank = evZeroTransferEnd
 		}
-		evs = append(evs, event{tr.Start, evTransferStart, evTransferStart, k, 0, k}, event{tr.Start + tdur(tr), endRank, evTransferEnd, k, 0, k})
+		end := tr.Start + tdur(tr)
+		if wraps(tr) {
+			end -= s.Period // the end of the previous period's copy
+		}
+		evs = append(evs, event{tr.Start, evTransferStart, evTransferStart, k, 0, k}, event{end, endRank, evTransferEnd, k, 0, k})
 	}
 	for k, d := range s.Deletes {
 		ev := event{d.Time, evDelete, evDelete, k, 0, k}
@@ -182,6 +199,25 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 	reserved := make([]bool, L+1) // prefetch in progress
 	outgoing := make([]int, L+1)  // uploads/offloads in progress
 	inUse := make([]bool, L+1)    // F_i or B_i running
+	for _, tr := range s.Transfers { // copies from the previous period still in flight at 0
+		if !wraps(tr) {
+			continue
+		}
+		i := tr.Layer
+		if tr.Kind == schedule.Prefetch {
+			if resident[i] || reserved[i] {
+				return fail(0, "w_%d is both on the GPU and being prefetched at time 0", i)
+			}
+			reserved[i] = true
+		} else {
+			if !resident[i] {
+				return fail(0, "w_%d is sent to the CPU across time 0 but is not on the GPU then", i)
+			}
+			outgoing[i]++
+		}
+	}
+	reserved0 := append([]bool(nil), reserved...)
+	outgoing0 := append([]int(nil), outgoing...)
 	running := -1
 	rep := Report{Period: s.Period, Idle: s.Period - work}
 	weights := func() int64 {
@@ -197,29 +233,23 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 		i, b := opLayer(L, j)
 		return p.OpMemory(i, b) - p.Layer(i).W
 	}
+	acts := make([]int64, L+1) // acts[i] = Σ_{k≤i}|a^k|
+	for i := 1; i <= L; i++ {
+		acts[i] = acts[i-1] + p.Layer(i).A
+	}
 	gapNeed := func(t float64) int64 {
-		// Between operations only activations stay: Σ_{k≤i}|a^k| after F_i or B_{i+1}, which is
-		// at most the need of either neighbour.
-		prev, next := -1, -1
+		// Between operations only activations stay: those kept after the last operation that
+		// ended (B_1 of the previous period before the first one).
+		i, back := 1, true
 		for j := 0; j < 2*L; j++ {
 			if s.OpStart[j]+dur(j) <= t+eps {
-				prev = j
+				i, back = opLayer(L, j)
 			}
 		}
-		for j := 2*L - 1; j >= 0; j-- {
-			if s.OpStart[j] >= t-eps {
-				next = j
-			}
+		if back {
+			return acts[i-1]
 		}
-		switch {
-		case prev >= 0 && next >= 0:
-			return min(opNeed(prev), opNeed(next))
-		case prev >= 0:
-			return opNeed(prev)
-		case next >= 0:
-			return opNeed(next)
-		}
-		return 0
+		return acts[i]
 	}
 	check := func(t float64, extra int64, what string) error {
 		use := weights() + extra
@@ -334,6 +364,9 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 		}
 	}
 	for i := 1; i <= L; i++ {
+		if reserved[i] != reserved0[i] || outgoing[i] != outgoing0[i] {
+			return fail(s.Period, "the period does not close: transfers of w_%d in flight at the end differ from those at the start", i)
+		}
 		if resident[i] != s.Resident[i] || valid[i] != s.CPUValid[i] {
 			return fail(s.Period, "the period does not close: w_%d on GPU %v, CPU copy current %v at the end, %v, %v at the start",
 				i, resident[i], valid[i], s.Resident[i], s.CPUValid[i])

@@ -66,7 +66,7 @@ func TestBrokenSchedulesAreRejected(t *testing.T) {
 					s.Transfers[k].Start += 0.5
 				}
 			}
-		}, "does not fit"},
+		}, "overlap"}, // it now wraps around onto the next prefetch
 		{"shorter period", func(p *offload.Problem, s *schedule.Periodic) { s.Period -= 0.5 }, "does not fit"},
 		{"operations out of order", func(p *offload.Problem, s *schedule.Periodic) { s.OpStart[len(s.OpStart)-1] = 0 }, "starts before"},
 		{"missing offload", func(p *offload.Problem, s *schedule.Periodic) {
@@ -116,4 +116,82 @@ func TestPeriodMustClose(t *testing.T) {
 	s.Transfers[0].Start = 1.5 // during B_1
 	_, err = periodic.Validate(p, s)
 	assert.ErrorContains(t, err, "during B_1")
+}
+
+// TestWrappedTransfers: a transfer that ends after the period is, in the steady state, in
+// flight at time 0; it holds its channel and buffer there and its effect lands when it ends.
+func TestWrappedTransfers(t *testing.T) {
+	one := []offload.Layer{{UF: 1, UB: 2, W: 4, A: 1}} // |w_1|/β = 1
+	t.Run("upload wraps and closes the period", func(t *testing.T) {
+		p := &offload.Problem{Layers: one, MGPU: 100, Beta: 4}
+		s := &schedule.Periodic{Period: 4, OpStart: []float64{0, 1}, Resident: []bool{false, true}, CPUValid: []bool{false, false},
+			Transfers: []schedule.Transfer{{Layer: 1, Kind: schedule.Upload, Start: 3.5}}}
+		rep, err := periodic.Validate(p, s)
+		require.NoError(t, err)
+		assert.Equal(t, int64(4), rep.Offloaded)
+		s.CPUValid[1] = true // the copy becomes current only when the wrapped upload ends
+		_, err = periodic.Validate(p, s)
+		assert.ErrorContains(t, err, "does not close")
+	})
+	t.Run("wrapped upload overlaps B_1", func(t *testing.T) {
+		p := &offload.Problem{Layers: []offload.Layer{{UF: 1, UB: 2, W: 8, A: 1}}, MGPU: 100, Beta: 4}
+		s := &schedule.Periodic{Period: 4, OpStart: []float64{0, 1}, Resident: []bool{false, true}, CPUValid: []bool{false, false},
+			Transfers: []schedule.Transfer{{Layer: 1, Kind: schedule.Upload, Start: 3.5}}}
+		_, err := periodic.Validate(p, s)
+		assert.ErrorContains(t, err, "B_1 runs while w_1 is being sent")
+	})
+	t.Run("longer than a period", func(t *testing.T) {
+		p := &offload.Problem{Layers: []offload.Layer{{UF: 1, UB: 2, W: 20, A: 1}}, MGPU: 100, Beta: 4}
+		s := &schedule.Periodic{Period: 4, OpStart: []float64{0, 1}, Resident: []bool{false, true}, CPUValid: []bool{false, false},
+			Transfers: []schedule.Transfer{{Layer: 1, Kind: schedule.Upload, Start: 3}}}
+		_, err := periodic.Validate(p, s)
+		assert.ErrorContains(t, err, "does not fit in a period")
+	})
+	// w_1 leaves after B_1 and comes back across the period boundary: F_1 waits for it.
+	prefetch := func(mgpu int64, resident bool, f1 float64) (*offload.Problem, *schedule.Periodic) {
+		p := &offload.Problem{Layers: one, MGPU: mgpu, Beta: 4}
+		s := &schedule.Periodic{Period: 5, OpStart: []float64{f1, 1.5}, Resident: []bool{false, resident}, CPUValid: []bool{false, true},
+			Transfers: []schedule.Transfer{{Layer: 1, Kind: schedule.Offload, Start: 3.5}, {Layer: 1, Kind: schedule.Prefetch, Start: 4.5}}}
+		return p, s
+	}
+	t.Run("prefetch wraps", func(t *testing.T) {
+		p, s := prefetch(9, false, 0.5)
+		rep, err := periodic.Validate(p, s)
+		require.NoError(t, err)
+		assert.Equal(t, int64(9), rep.Peak, "B_1: w_1, δw_1, a^1")
+		assert.Equal(t, 2.0, rep.Idle)
+	})
+	t.Run("wrapped prefetch not done before F_1", func(t *testing.T) {
+		p, s := prefetch(9, false, 0.25)
+		_, err := periodic.Validate(p, s)
+		assert.ErrorContains(t, err, "needs w_1")
+	})
+	t.Run("wrapped prefetch of a resident weight", func(t *testing.T) {
+		p, s := prefetch(9, true, 0.5)
+		_, err := periodic.Validate(p, s)
+		assert.ErrorContains(t, err, "both on the GPU and being prefetched")
+	})
+	t.Run("wrapped prefetch holds its buffer at 0", func(t *testing.T) {
+		p, s := prefetch(9, false, 0.5)
+		s.Transfers = append(s.Transfers, schedule.Transfer{Layer: 1, Kind: schedule.Upload, Start: 0.5}) // keeps the buffer busy
+		p.MGPU = 8
+		_, err := periodic.Validate(p, s)
+		assert.ErrorContains(t, err, "exceeds M_GPU")
+	})
+}
+
+// TestActivationsBetweenOperations: after B_2 only a^1 stays (B_2 consumed a^2 and its gradient
+// buffer is gone), so w_2 still leaving and w_1 arriving fit in the gap before B_1:
+// 4 + 4 + |a^1| = 9 ≤ 11, where counting the smaller neighbour's need (B_1: 5) would give 13.
+func TestActivationsBetweenOperations(t *testing.T) {
+	p := &offload.Problem{Layers: []offload.Layer{{UF: 1, UB: 1, W: 4, A: 1}, {UF: 1, UB: 1, W: 4, A: 2}}, Beta: 4, MGPU: 11}
+	// F_1 [0,1) F_2 [1,2) B_2 [2,3), gap [3,4): offload w_2 and prefetch w_1, B_1 [4,5).
+	s := &schedule.Periodic{Period: 5, OpStart: []float64{0, 1, 2, 4}, Resident: []bool{false, true, false}, CPUValid: []bool{false, false, true},
+		Transfers: []schedule.Transfer{
+			{Layer: 1, Kind: schedule.Upload, Start: 0}, {Layer: 2, Kind: schedule.Prefetch, Start: 0},
+			{Layer: 2, Kind: schedule.Offload, Start: 3}, {Layer: 1, Kind: schedule.Prefetch, Start: 3}},
+		Deletes: []schedule.Delete{{Layer: 1, Time: 1}}}
+	rep, err := periodic.Validate(p, s)
+	require.NoError(t, err)
+	assert.Equal(t, p.MGPU, rep.Peak, "B_2: w_2, δw_2, a^1, a^2")
 }
