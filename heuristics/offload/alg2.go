@@ -181,7 +181,7 @@ func runAlg2(p *inst.Problem, sel Selection, discount bool, cut int) (*schedule.
 	a.prevJ = a.fIdx(L)
 
 	endB := make([]float64, L+1)
-	back := make([]float64, L+1) // when w_k is back for F_k (choice (k,0))
+	back := make([]float64, L+1)    // when w_k is back for F_k (choice (k,0))
 	gone := make([]float64, L+1)    // when w_k left the GPU with a current CPU copy
 	sentEnd := make([]float64, L+1) // end of an early upload of w_k (Alg. 2's waiting list)
 	sent := make([]bool, L+1)

@@ -196,9 +196,9 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 	})
 	resident := append([]bool(nil), s.Resident...)
 	valid := append([]bool(nil), s.CPUValid...)
-	reserved := make([]bool, L+1) // prefetch in progress
-	outgoing := make([]int, L+1)  // uploads/offloads in progress
-	inUse := make([]bool, L+1)    // F_i or B_i running
+	reserved := make([]bool, L+1)    // prefetch in progress
+	outgoing := make([]int, L+1)     // uploads/offloads in progress
+	inUse := make([]bool, L+1)       // F_i or B_i running
 	for _, tr := range s.Transfers { // copies from the previous period still in flight at 0
 		if !wraps(tr) {
 			continue
