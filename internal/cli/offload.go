@@ -89,8 +89,18 @@ func newOffloadWeightsCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
 	var algo string
 	cmd := &cobra.Command{
-		Use:   "offload-weights --chain FILE --mem SIZE [--bandwidth RATE] [--algo greedy|greedy-nodiscount|l2l]",
+		Use:   "offload-weights --chain FILE --mem SIZE [--bandwidth RATE] [--algo greedy|greedy-nodiscount|greedy-reserve|l2l]",
 		Short: "Weight-offloading schedule of one training iteration (002), validated",
+		Long: `offload-weights decides which layers' weights leave the GPU and when (002), and prints the
+period of the steady state. Algorithms:
+  greedy             002 Alg. 1 (selection by profit, with the discount) + Alg. 2 (greedy
+                     scheduling with the cut-point search and early uploads)
+  greedy-nodiscount  Greedy*: the same without the discount
+  greedy-reserve     Alg. 1 run with room kept for 1–3 weights in flight, then Alg. 2; the
+                     shortest of r = 0..3 (memsched's variant)
+  l2l                layer-to-layer: only the running layer's weights on the GPU
+Every schedule is checked by the periodic validator before it is printed. Compare with
+` + "`memsched bound --problem weight-offload`" + `, a certified lower bound.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := o.problem()
@@ -106,10 +116,12 @@ func newOffloadWeightsCmd(io *IO) *cobra.Command {
 				sel, s, r, err = heur.Greedy(p, true)
 			case "greedy-nodiscount":
 				sel, s, r, err = heur.Greedy(p, false)
+			case "greedy-reserve":
+				sel, s, r, err = heur.GreedyReserve(p, true)
 			case "l2l":
 				s, r, err = heur.L2L(p)
 			default:
-				return usageErrorf("offload-weights: unknown --algo %q (want greedy, greedy-nodiscount or l2l)", algo)
+				return usageErrorf("offload-weights: unknown --algo %q (want greedy, greedy-nodiscount, greedy-reserve or l2l)", algo)
 			}
 			if err != nil {
 				rep.Reason = err.Error() // no valid schedule: a result, not an error
@@ -148,7 +160,7 @@ func newOffloadWeightsCmd(io *IO) *cobra.Command {
 		},
 	}
 	o.flags(cmd)
-	cmd.Flags().StringVar(&algo, "algo", "greedy", "greedy|greedy-nodiscount|l2l")
+	cmd.Flags().StringVar(&algo, "algo", "greedy", "greedy (002 Alg. 1 + Alg. 2) | greedy-nodiscount (Greedy*) | greedy-reserve (Alg. 1 with room for weights in flight) | l2l")
 	return cmd
 }
 

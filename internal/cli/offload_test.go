@@ -22,7 +22,7 @@ func smallGPT(t *testing.T) string {
 func TestOffloadWeightsCLI(t *testing.T) {
 	chain := smallGPT(t)
 	makespans := map[string]float64{}
-	for _, algo := range []string{"greedy", "greedy-nodiscount", "l2l"} {
+	for _, algo := range []string{"greedy", "greedy-nodiscount", "greedy-reserve", "l2l"} {
 		code, out, stderr := run(t, "offload-weights", "--chain", chain, "--mem", "110MiB", "--bandwidth", "1GB/s", "--algo", algo, "--json")
 		require.Equal(t, 0, code, stderr)
 		var rep map[string]any

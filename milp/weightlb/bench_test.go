@@ -45,3 +45,41 @@ func BenchmarkGreedy144(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGreedyBert144: Greedy on the Table 1 row with the most selected choices (BERT, 144
+// layers, batch 16: Alg. 1 selects 227 choices, Alg. 2 tries 117 cut points, each validated).
+func BenchmarkGreedyBert144(b *testing.B) {
+	p := table1Row(b, "bert", 144, 16)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, err := heur.Greedy(p, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGreedyReserveBert144: GreedyReserve (four selections, each scheduled by Alg. 2) on
+// the same row.
+func BenchmarkGreedyReserveBert144(b *testing.B) {
+	p := table1Row(b, "bert", 144, 16)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, err := heur.GreedyReserve(p, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func table1Row(b *testing.B, kind string, depth, batch int) *offload.Problem {
+	for _, r := range zoo.Table1() {
+		if r.Kind == kind && r.Depth == depth && r.Batch == batch {
+			p, err := zoo.Table1Problem(r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return p
+		}
+	}
+	b.Fatalf("no Table 1 row %s %d/%d", kind, depth, batch)
+	return nil
+}
