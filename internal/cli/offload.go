@@ -101,7 +101,7 @@ period of the steady state. Algorithms:
   l2l                layer-to-layer: only the running layer's weights on the GPU
 Every schedule is checked by the periodic validator before it is printed. Compare with
 ` + "`memsched bound --problem weight-offload`" + `, a certified lower bound.`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := o.problem()
 			if err != nil {
