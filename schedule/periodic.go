@@ -1,5 +1,7 @@
 package schedule
 
+import "fmt"
+
 // TransferKind is a weight transfer on the GPU–CPU link (002 §3).
 type TransferKind uint8
 
@@ -15,6 +17,17 @@ const (
 
 // MarshalText writes the kind's name in JSON.
 func (k TransferKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind's name, so that a schedule printed as JSON reads back.
+func (k *TransferKind) UnmarshalText(b []byte) error {
+	for _, c := range []TransferKind{Offload, Upload, Prefetch} {
+		if string(b) == c.String() {
+			*k = c
+			return nil
+		}
+	}
+	return fmt.Errorf("schedule: unknown transfer kind %q (want offload, upload or prefetch)", b)
+}
 
 func (k TransferKind) String() string {
 	switch k {

@@ -85,11 +85,57 @@ type OffloadReport struct {
 	Reason    string             `json:"reason,omitempty"`
 }
 
+// offloadAlgos are the algorithms of offload-weights, in the order --algo all reports them.
+var offloadAlgos = []string{"greedy", "greedy-nodiscount", "greedy-reserve", "l2l"}
+
+// runOffloadAlgo runs one algorithm and re-validates its schedule. No valid schedule is a
+// result (Feasible false, Reason), not an error.
+func runOffloadAlgo(p *offload.Problem, algo string) (OffloadReport, error) {
+	rep := OffloadReport{Algorithm: algo, Selection: []string{}}
+	var s *schedule.Periodic
+	var r periodic.Report
+	var sel heur.Selection
+	var err error
+	switch algo {
+	case "greedy":
+		sel, s, r, err = heur.Greedy(p, true)
+	case "greedy-nodiscount":
+		sel, s, r, err = heur.Greedy(p, false)
+	case "greedy-reserve":
+		sel, s, r, err = heur.GreedyReserve(p, true)
+	case "l2l":
+		s, r, err = heur.L2L(p)
+	default:
+		return rep, usageErrorf("offload-weights: unknown --algo %q (want greedy, greedy-nodiscount, greedy-reserve, l2l or all)", algo)
+	}
+	if err != nil {
+		rep.Reason = err.Error()
+		return rep, nil
+	}
+	// The heuristics validate; validate again here, independently of them.
+	if _, err := periodic.Validate(p, s); err != nil {
+		return rep, fmt.Errorf("offload-weights: %s returned an invalid schedule: %w", algo, err)
+	}
+	rep.Feasible, rep.Verified, rep.Schedule = true, true, s
+	rep.Makespan, rep.Idle, rep.Peak, rep.Offloaded = r.Period, r.Idle, r.Peak, r.Offloaded
+	for k := 1; k < len(sel); k++ {
+		if sel[k][1] {
+			rep.Selection = append(rep.Selection, fmt.Sprintf("(%d,1)", k))
+		}
+		if sel[k][0] {
+			rep.Selection = append(rep.Selection, fmt.Sprintf("(%d,0)", k))
+		}
+	}
+	return rep, nil
+}
+
 func newOffloadWeightsCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
-	var algo string
+	var algo, solver string
+	var withBound bool
+	var limit float64
 	cmd := &cobra.Command{
-		Use:   "offload-weights --chain FILE --mem SIZE [--bandwidth RATE] [--algo greedy|greedy-nodiscount|greedy-reserve|l2l]",
+		Use:   "offload-weights --chain FILE --mem SIZE [--bandwidth RATE] [--algo greedy|greedy-nodiscount|greedy-reserve|l2l|all [--bound]]",
 		Short: "Weight-offloading schedule of one training iteration (002), validated",
 		Long: `offload-weights decides which layers' weights leave the GPU and when (002), and prints the
 period of the steady state. Algorithms:
@@ -99,47 +145,24 @@ period of the steady state. Algorithms:
   greedy-reserve     Alg. 1 run with room kept for 1–3 weights in flight, then Alg. 2; the
                      shortest of r = 0..3 (memsched's variant)
   l2l                layer-to-layer: only the running layer's weights on the GPU
-Every schedule is checked by the periodic validator before it is printed. Compare with
-` + "`memsched bound --problem weight-offload`" + `, a certified lower bound.`,
+  all                every algorithm in one table; with --bound also the certified lower bound
+                     of ` + "`memsched bound`" + ` and each period's ratio to it
+Every schedule is checked by the periodic validator before it is printed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := o.problem()
 			if err != nil {
 				return err
 			}
-			rep := OffloadReport{Algorithm: algo, Selection: []string{}}
-			var s *schedule.Periodic
-			var r periodic.Report
-			var sel heur.Selection
-			switch algo {
-			case "greedy":
-				sel, s, r, err = heur.Greedy(p, true)
-			case "greedy-nodiscount":
-				sel, s, r, err = heur.Greedy(p, false)
-			case "greedy-reserve":
-				sel, s, r, err = heur.GreedyReserve(p, true)
-			case "l2l":
-				s, r, err = heur.L2L(p)
-			default:
-				return usageErrorf("offload-weights: unknown --algo %q (want greedy, greedy-nodiscount, greedy-reserve or l2l)", algo)
+			if algo == "all" {
+				return runOffloadAll(io, p, withBound, solver, limit)
 			}
+			if withBound {
+				return usageErrorf("offload-weights: --bound goes with --algo all (or use memsched bound)")
+			}
+			rep, err := runOffloadAlgo(p, algo)
 			if err != nil {
-				rep.Reason = err.Error() // no valid schedule: a result, not an error
-			} else {
-				// The heuristics validate; validate again here, independently of them.
-				if _, err := periodic.Validate(p, s); err != nil {
-					return fmt.Errorf("offload-weights: %s returned an invalid schedule: %w", algo, err)
-				}
-				rep.Feasible, rep.Verified, rep.Schedule = true, true, s
-				rep.Makespan, rep.Idle, rep.Peak, rep.Offloaded = r.Period, r.Idle, r.Peak, r.Offloaded
-				for k := 1; k < len(sel); k++ {
-					if sel[k][1] {
-						rep.Selection = append(rep.Selection, fmt.Sprintf("(%d,1)", k))
-					}
-					if sel[k][0] {
-						rep.Selection = append(rep.Selection, fmt.Sprintf("(%d,0)", k))
-					}
-				}
+				return err
 			}
 			if io.JSON {
 				return io.PrintJSON(rep)
@@ -160,8 +183,107 @@ Every schedule is checked by the periodic validator before it is printed. Compar
 		},
 	}
 	o.flags(cmd)
-	cmd.Flags().StringVar(&algo, "algo", "greedy", "greedy (002 Alg. 1 + Alg. 2) | greedy-nodiscount (Greedy*) | greedy-reserve (Alg. 1 with room for weights in flight) | l2l")
+	cmd.Flags().StringVar(&algo, "algo", "greedy", "greedy (002 Alg. 1 + Alg. 2) | greedy-nodiscount (Greedy*) | greedy-reserve (Alg. 1 with room for weights in flight) | l2l | all")
+	cmd.Flags().BoolVar(&withBound, "bound", false, "with --algo all: solve the lower-bound MILP too and report each period's ratio to it")
+	cmd.Flags().StringVar(&solver, "solver", "", "with --bound: highs|lpsolve|ref (default: the best compiled in)")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "with --bound: solver time limit in seconds")
 	return cmd
+}
+
+// CompareReport is the output of `memsched offload-weights --algo all`.
+type CompareReport struct {
+	Layers int     `json:"layers"`
+	MGPU   int64   `json:"m_gpu"`
+	Beta   float64 `json:"bandwidth"`
+	// SumU is Σ(u_F + u_B), the period without any idle time: a lower bound by itself.
+	SumU float64 `json:"sum_u"`
+	// Bound is filled with --bound: the MILP's certified lower bound, which ≥ SumU.
+	Bound   *BoundReport    `json:"bound,omitempty"`
+	Results []OffloadReport `json:"results"`
+}
+
+func runOffloadAll(io *IO, p *offload.Problem, withBound bool, solver string, limit float64) error {
+	rep := CompareReport{Layers: p.L(), MGPU: p.MGPU, Beta: p.Beta}
+	for _, l := range p.Layers {
+		rep.SumU += l.UF + l.UB
+	}
+	for _, a := range offloadAlgos {
+		r, err := runOffloadAlgo(p, a)
+		if err != nil {
+			return err
+		}
+		r.Schedule = nil // the table compares periods; --algo NAME prints a schedule
+		rep.Results = append(rep.Results, r)
+	}
+	ref := rep.SumU
+	if withBound {
+		m, _, err := weightlb.Build(p, mibScale)
+		if err != nil {
+			return err
+		}
+		b, err := solveBound(m, solver, limit)
+		if err != nil {
+			return err
+		}
+		b.Problem = "weight-offload"
+		rep.Bound = b
+		if b.LowerBound != nil {
+			ref = max(ref, *b.LowerBound)
+		}
+	}
+	if io.JSON {
+		return io.PrintJSON(rep)
+	}
+	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "layers %d, M_GPU %s, bandwidth %.4g GB/s\n", p.L(), instances.FormatSize(p.MGPU), p.Beta/1e9)
+	refName := "Σu"
+	fmt.Fprintf(w, "Σu (no idle)\t%s\n", instances.FormatDuration(rep.SumU))
+	if b := rep.Bound; b != nil {
+		lb := "-"
+		if b.LowerBound != nil {
+			lb = instances.FormatDuration(*b.LowerBound)
+			refName = "bound"
+		}
+		fmt.Fprintf(w, "lower bound\t%s (%s, %s, %.2f s)\n", lb, b.Solver, b.Status, b.Seconds)
+	}
+	fmt.Fprintf(w, "\nalgorithm\tmakespan\tidle\tover %s\tverified\n", refName)
+	for _, r := range rep.Results {
+		if !r.Feasible {
+			fmt.Fprintf(w, "%s\t-\t-\t-\tno schedule: %s\n", r.Algorithm, r.Reason)
+			continue
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%+.2f%%\tyes\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatDuration(r.Idle), 100*(r.Makespan/ref-1))
+	}
+	return w.Flush()
+}
+
+// solveBound solves the lower-bound MILP with a time limit; a stopped solve reports the
+// solver's best bound, which is still a valid lower bound.
+func solveBound(m *model.Model, solver string, limit float64) (*BoundReport, error) {
+	s, err := milp.Lookup(solver)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	res, err := milp.Solve(context.Background(), s, m, milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))})
+	if err != nil {
+		return nil, err
+	}
+	rep := &BoundReport{Status: res.Status.String(), Seconds: res.Wall.Seconds(), Solver: res.Solver}
+	fin := func(x float64) *float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	lb := res.Bound
+	if res.Status == milp.Optimal {
+		lb = res.Objective
+	}
+	rep.LowerBound = fin(lb)
+	if res.HasSolution {
+		rep.Incumbent, rep.Gap = fin(res.Objective), fin(res.Gap)
+	}
+	return rep, nil
 }
 
 // BoundReport is the output of `memsched bound`.
@@ -193,29 +315,11 @@ time limit reports the solver's best proven bound, which is still a valid lower 
 			if err != nil {
 				return err
 			}
-			s, err := milp.Lookup(solver)
-			if err != nil {
-				return &UsageError{err}
-			}
-			res, err := milp.Solve(context.Background(), s, m, milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))})
+			rep, err := solveBound(m, solver, limit)
 			if err != nil {
 				return err
 			}
-			rep := BoundReport{Problem: problem, Status: res.Status.String(), Seconds: res.Wall.Seconds(), Solver: res.Solver}
-			fin := func(x float64) *float64 {
-				if math.IsNaN(x) || math.IsInf(x, 0) {
-					return nil
-				}
-				return &x
-			}
-			lb := res.Bound
-			if res.Status == milp.Optimal {
-				lb = res.Objective
-			}
-			rep.LowerBound = fin(lb)
-			if res.HasSolution {
-				rep.Incumbent, rep.Gap = fin(res.Objective), fin(res.Gap)
-			}
+			rep.Problem = problem
 			if io.JSON {
 				return io.PrintJSON(rep)
 			}

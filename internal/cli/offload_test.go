@@ -47,6 +47,46 @@ func TestOffloadWeightsCLI(t *testing.T) {
 	}
 }
 
+// TestOffloadWeightsCompare: --algo all reports every algorithm, each verified, with the same
+// periods as the single runs; with --bound (HiGHS builds) the certified bound is at most each
+// period and at least Σu. --bound without --algo all is a usage error.
+func TestOffloadWeightsCompare(t *testing.T) {
+	chain := smallGPT(t)
+	args := []string{"offload-weights", "--chain", chain, "--mem", "110MiB", "--bandwidth", "1GB/s", "--algo", "all", "--json"}
+	code, out, stderr := run(t, args...)
+	require.Equal(t, 0, code, stderr)
+	var rep CompareReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, len(offloadAlgos))
+	assert.Nil(t, rep.Bound)
+	for _, r := range rep.Results {
+		require.True(t, r.Verified, r.Algorithm)
+		assert.GreaterOrEqual(t, r.Makespan, rep.SumU-1e-9, r.Algorithm)
+		code, one, stderr := run(t, "offload-weights", "--chain", chain, "--mem", "110MiB", "--bandwidth", "1GB/s", "--algo", r.Algorithm, "--json")
+		require.Equal(t, 0, code, stderr)
+		var single OffloadReport
+		require.NoError(t, json.Unmarshal([]byte(one), &single))
+		assert.Equal(t, single.Makespan, r.Makespan, r.Algorithm)
+	}
+
+	code, out, stderr = run(t, append(args, "--bound", "--solver", "highs")...)
+	if code != 0 {
+		assert.Contains(t, stderr, "not available") // plain builds have no HiGHS
+	} else {
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.NotNil(t, rep.Bound)
+		require.NotNil(t, rep.Bound.LowerBound)
+		assert.GreaterOrEqual(t, *rep.Bound.LowerBound, rep.SumU-1e-9)
+		for _, r := range rep.Results {
+			assert.LessOrEqual(t, *rep.Bound.LowerBound, r.Makespan+1e-9, r.Algorithm)
+		}
+	}
+
+	code, _, stderr = run(t, "offload-weights", "--chain", chain, "--mem", "110MiB", "--bound")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--bound goes with --algo all")
+}
+
 func TestExportCLI(t *testing.T) {
 	chain := smallGPT(t)
 	for _, f := range []string{"lp", "mps"} {
