@@ -48,21 +48,16 @@ func Select(p *inst.Problem, discount bool) (Selection, error) {
 		i, b := layer(j)
 		E[j] = total - p.Layer(i).W + p.OpMemory(i, b) - p.MGPU
 	}
-	covered := func(k int, d1 bool) []int {
-		var ops []int
+	// covered returns the operations a choice covers as two index ranges [a, b) (the second
+	// one empty for (k, 1)): no allocation, Alg. 1 evaluates O(L) choices O(L) times.
+	covered := func(k int, d1 bool) (r [2][2]int) {
 		if d1 {
-			for j := opIdx(k, false) + 1; j < opIdx(k, true); j++ {
-				ops = append(ops, j)
-			}
+			r[0] = [2]int{opIdx(k, false) + 1, opIdx(k, true)}
 		} else {
-			for j := opIdx(k, true) + 1; j < 2*L; j++ {
-				ops = append(ops, j)
-			}
-			for j := 0; j < opIdx(k, false); j++ {
-				ops = append(ops, j)
-			}
+			r[0] = [2]int{opIdx(k, true) + 1, 2 * L}
+			r[1] = [2]int{0, opIdx(k, false)}
 		}
-		return ops
+		return r
 	}
 	sel := make(Selection, L+1)
 	for {
@@ -88,8 +83,10 @@ func Select(p *inst.Problem, discount bool) (Selection, error) {
 					continue
 				}
 				var benefit int64
-				for _, j := range covered(k, d1) {
-					benefit += max(0, min(E[j], w))
+				for _, rg := range covered(k, d1) {
+					for j := rg[0]; j < rg[1]; j++ {
+						benefit += max(0, min(E[j], w))
+					}
 				}
 				cost := 2 * float64(w)
 				if discount && sel[k][1-di] {
@@ -108,8 +105,10 @@ func Select(p *inst.Problem, discount bool) (Selection, error) {
 			di = 1
 		}
 		sel[bestK][di] = true
-		for _, j := range covered(bestK, bestD) {
-			E[j] = max(E[j]-p.Layer(bestK).W, 0)
+		for _, rg := range covered(bestK, bestD) {
+			for j := rg[0]; j < rg[1]; j++ {
+				E[j] = max(E[j]-p.Layer(bestK).W, 0)
+			}
 		}
 	}
 }
