@@ -55,6 +55,23 @@ type Delete struct {
 	Time  float64 `json:"time"`
 }
 
+// PeriodicOp returns the layer (1-based) and direction of operation j of a Periodic with L
+// layers: F_{j+1} for j < L, B_{2L−j} for j ≥ L.
+func PeriodicOp(L, j int) (layer int, backward bool) {
+	if j < L {
+		return j + 1, false
+	}
+	return 2*L - j, true
+}
+
+// PeriodicIndex is the inverse of PeriodicOp: the index of F_i or B_i.
+func PeriodicIndex(L, i int, backward bool) int {
+	if backward {
+		return 2*L - i
+	}
+	return i - 1
+}
+
 // Periodic is one period [0, Period] of a steady-state training schedule with weight
 // offloading (002): the 2L operations in the cyclic order F_1 … F_L, B_L … B_1 with their start
 // times, and the transfers and deletions. Resident and CPUValid (indexed by layer, 1..L; index

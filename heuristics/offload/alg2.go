@@ -24,12 +24,10 @@ import (
 // w_k, overlapping the last forward operations; their weights are on the GPU when the frame
 // starts. Offloads cannot be moved before the cut: each depends on an operation of the frame.
 type alg2 struct {
-	p        *inst.Problem
-	sel      Selection
-	discount bool
-	L        int
-	acts     []int64 // acts[i] = Σ_{k≤i}|a^k|
-	prof     *memProfile
+	p    *inst.Problem
+	L    int
+	acts []int64 // acts[i] = Σ_{k≤i}|a^k|
+	prof *memProfile
 
 	opStart          []float64 // by schedule.Periodic's operation index
 	prevEnd          float64
@@ -41,8 +39,8 @@ type alg2 struct {
 
 func (a *alg2) w(k int) int64   { return a.p.Layer(k).W }
 func (a *alg2) d(k int) float64 { return float64(a.w(k)) / a.p.Beta }
-func (a *alg2) fIdx(k int) int  { return k - 1 }
-func (a *alg2) bIdx(k int) int  { return 2*a.L - k }
+func (a *alg2) fIdx(k int) int  { return schedule.PeriodicIndex(a.L, k, false) }
+func (a *alg2) bIdx(k int) int  { return schedule.PeriodicIndex(a.L, k, true) }
 func (a *alg2) opDur(j int) float64 {
 	if i, b := opOf(a.L, j); b {
 		return a.p.Layer(i).UB
@@ -71,12 +69,7 @@ func (a *alg2) after(j int) int64 {
 	return a.acts[i]
 }
 
-func opOf(L, j int) (int, bool) {
-	if j < L {
-		return j + 1, false
-	}
-	return 2*L - j, true
-}
+var opOf = schedule.PeriodicOp
 
 // timeEps is verify/periodic's tolerance: events closer than this happen at the same instant.
 const timeEps = 1e-9
@@ -88,28 +81,14 @@ var errNoFit = fmt.Errorf("offload: Alg. 2 finds no time at which an item fits i
 func (a *alg2) placeOp(j int, ready float64) (float64, error) {
 	u := a.opDur(j)
 	lp := a.after(a.prevJ)
-	window := u
-	if u == 0 {
-		// A zero-length operation still needs its memory at its instant; keep one ulp of it in
-		// the profile so that later items see it.
-		window = -1
-	}
-	t0 := max(a.prevEnd, ready)
-	var t float64
-	if window < 0 {
-		t = a.prof.earliest(t0, 0, a.need(j)-lp, a.after(j)-lp, a.p.MGPU)
-	} else {
-		t = a.prof.earliest(t0, u, a.need(j)-lp, a.after(j)-lp, a.p.MGPU)
-	}
+	t := a.prof.earliest(max(a.prevEnd, ready), u, a.need(j)-lp, a.after(j)-lp, a.p.MGPU)
 	if math.IsInf(t, 1) {
 		return 0, errNoFit
 	}
 	end := t + u
-	if window < 0 {
-		a.prof.add(t, math.Nextafter(t, math.Inf(1)), a.need(j)-lp)
-	} else {
-		a.prof.add(t, end, a.need(j)-lp)
-	}
+	// A zero-length operation still needs its memory at its instant: keep one ulp of it in the
+	// profile so that later items see it.
+	a.prof.add(t, max(end, math.Nextafter(t, math.Inf(1))), a.need(j)-lp)
 	a.prof.add(end, math.Inf(1), a.after(j)-lp)
 	a.opStart[j], a.prevEnd, a.prevJ = t, end, j
 	return end, nil
@@ -161,10 +140,7 @@ func backPrefetches(sel Selection, L int) []int {
 // schedule.Periodic in memsched's frame (F_1 first), not yet validated.
 func runAlg2(p *inst.Problem, sel Selection, discount bool, cut int) (*schedule.Periodic, error) {
 	L := p.L()
-	a := &alg2{p: p, sel: sel, discount: discount, L: L, acts: make([]int64, L+1), opStart: make([]float64, 2*L)}
-	for i := 1; i <= L; i++ {
-		a.acts[i] = a.acts[i-1] + p.Layer(i).A
-	}
+	a := &alg2{p: p, L: L, acts: p.ActsPrefix(), opStart: make([]float64, 2*L)}
 	pre := backPrefetches(sel, L)
 	early := make([]bool, L+1) // prefetched before the frame starts (before the cut)
 	for _, k := range pre[:cut] {
@@ -333,7 +309,7 @@ func closeState(p *inst.Problem, s *schedule.Periodic) {
 		if p.Layer(k).UB == 0 {
 			rank = 3 // an instant operation comes after the deletes at its time
 		}
-		evs = append(evs, ev{s.OpStart[2*L-k] + p.Layer(k).UB, rank, k, 0, -1}) // B_k stales the CPU copy
+		evs = append(evs, ev{s.OpStart[schedule.PeriodicIndex(L, k, true)] + p.Layer(k).UB, rank, k, 0, -1}) // B_k stales the CPU copy
 	}
 	for _, d := range s.Deletes {
 		evs = append(evs, ev{d.Time, 2, d.Layer, -1, 0})

@@ -32,20 +32,9 @@ func Select(p *inst.Problem, discount bool) (Selection, error) {
 	}
 	// Operations: index j < L is F_{j+1}, j ≥ L is B_{2L−j}.
 	E := make([]int64, 2*L)
-	layer := func(j int) (int, bool) {
-		if j < L {
-			return j + 1, false
-		}
-		return 2*L - j, true
-	}
-	opIdx := func(i int, b bool) int {
-		if b {
-			return 2*L - i
-		}
-		return i - 1
-	}
+	opIdx := func(i int, b bool) int { return schedule.PeriodicIndex(L, i, b) }
 	for j := range E {
-		i, b := layer(j)
+		i, b := schedule.PeriodicOp(L, j)
 		E[j] = total - p.Layer(i).W + p.OpMemory(i, b) - p.MGPU
 	}
 	// covered returns the operations a choice covers as two index ranges [a, b) (the second

@@ -28,6 +28,16 @@ func (p *Problem) L() int { return len(p.Layers) }
 // Layer returns layer i (1-based).
 func (p *Problem) Layer(i int) Layer { return p.Layers[i-1] }
 
+// ActsPrefix returns acts with acts[i] = Σ_{k≤i} |a^k| for i = 0..L, for callers that need
+// every prefix.
+func (p *Problem) ActsPrefix() []int64 {
+	acts := make([]int64, p.L()+1)
+	for i := 1; i <= p.L(); i++ {
+		acts[i] = acts[i-1] + p.Layers[i-1].A
+	}
+	return acts
+}
+
 // Acts returns Σ_{k≤i} |a^k|.
 func (p *Problem) Acts(i int) int64 {
 	var s int64

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -269,19 +268,13 @@ func solveBound(m *model.Model, solver string, limit float64) (*BoundReport, err
 		return nil, err
 	}
 	rep := &BoundReport{Status: res.Status.String(), Seconds: res.Wall.Seconds(), Solver: res.Solver}
-	fin := func(x float64) *float64 {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil
-		}
-		return &x
-	}
 	lb := res.Bound
 	if res.Status == milp.Optimal {
 		lb = res.Objective
 	}
-	rep.LowerBound = fin(lb)
+	rep.LowerBound = finite(lb)
 	if res.HasSolution {
-		rep.Incumbent, rep.Gap = fin(res.Objective), fin(res.Gap)
+		rep.Incumbent, rep.Gap = finite(res.Objective), finite(res.Gap)
 	}
 	return rep, nil
 }

@@ -112,12 +112,6 @@ func runSolve(opts *SolveOptions, io *IO) error {
 	}
 	rep := SolveReport{File: opts.File, Solver: res.Solver, Status: res.Status.String(), HasSolution: res.HasSolution,
 		Seconds: res.Wall.Seconds(), Nodes: res.Nodes}
-	finite := func(x float64) *float64 {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil
-		}
-		return &x
-	}
 	if res.HasSolution {
 		rep.Objective = finite(res.Objective)
 		rep.Gap = finite(res.Gap)
@@ -141,4 +135,13 @@ func runSolve(opts *SolveOptions, io *IO) error {
 	fmt.Fprintf(w, "gap\t%s\n", show(rep.Gap))
 	fmt.Fprintf(w, "time\t%.3f s\n", rep.Seconds)
 	return w.Flush()
+}
+
+// finite returns &x, or nil (JSON null, "-" in text) for NaN and ±Inf: a value the solver did
+// not establish.
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
 }

@@ -72,12 +72,7 @@ const (
 )
 
 // opLayer returns the layer and direction of operation j.
-func opLayer(L, j int) (int, bool) {
-	if j < L {
-		return j + 1, false
-	}
-	return 2*L - j, true
-}
+var opLayer = schedule.PeriodicOp
 
 // Validate checks s against p and returns its report, or an *Error for the first violation.
 func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
@@ -233,10 +228,7 @@ func Validate(p *offload.Problem, s *schedule.Periodic) (Report, error) {
 		i, b := opLayer(L, j)
 		return p.OpMemory(i, b) - p.Layer(i).W
 	}
-	acts := make([]int64, L+1) // acts[i] = Σ_{k≤i}|a^k|
-	for i := 1; i <= L; i++ {
-		acts[i] = acts[i-1] + p.Layer(i).A
-	}
+	acts := p.ActsPrefix()
 	gapNeed := func(t float64) int64 {
 		// Between operations only activations stay: those kept after the last operation that
 		// ended (B_1 of the previous period before the first one).
