@@ -87,6 +87,11 @@ type Result struct {
 	Gap float64
 	// Values holds one value per model variable, in column order, when HasSolution.
 	Values []float64
+	// RowDuals and ColDuals are the dual values of the rows and the reduced costs of the
+	// columns, in the solver's sign convention for minimization (∂objective/∂rhs), when the
+	// model is an LP solved to optimality by a backend that reports them; nil otherwise. They
+	// are never trusted: SafeLPBound turns them into a rigorous bound whatever their error.
+	RowDuals, ColDuals []float64
 	// Wall is the solve's wall time.
 	Wall time.Duration
 	// Nodes is the number of branch-and-bound nodes (0 for LPs or when unknown).

@@ -98,6 +98,9 @@ func (e *Expr) Reset() {
 type Model struct {
 	// Name labels the model in files (LP "\ Problem", MPS NAME).
 	Name string
+	// Comments are written, one line each, at the top of LP and MPS files (after the name);
+	// readers skip them. Formulations use one to state their units (see milp.Units).
+	Comments []string
 
 	varNames []string
 	varTypes []VarType

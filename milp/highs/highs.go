@@ -326,14 +326,18 @@ func collect(h *handle, m *model.Model, res *milp.Result) error {
 			res.Values[j] = float64(col[j])
 		}
 		res.Objective, _ = h.doubleInfo("objective_function_value")
-	}
-	mip := false
-	for j := 0; j < n; j++ {
-		if m.VarType(model.Var(j)) != model.Continuous {
-			mip = true
-			break
+		if ds, ok := h.intInfo("dual_solution_status"); ok && ds == int64(C.k_sol_feasible()) && !isMIP(m) {
+			res.RowDuals = make([]float64, r)
+			for i := range res.RowDuals {
+				res.RowDuals[i] = float64(rowDual[i])
+			}
+			res.ColDuals = make([]float64, n)
+			for j := range res.ColDuals {
+				res.ColDuals[j] = float64(colDual[j])
+			}
 		}
 	}
+	mip := isMIP(m)
 	if mip {
 		if b, ok := h.doubleInfo("mip_dual_bound"); ok && !math.IsNaN(b) {
 			res.Bound = b
@@ -354,6 +358,16 @@ func collect(h *handle, m *model.Model, res *milp.Result) error {
 	}
 	res.Gap = milp.RelGap(res.Objective, res.Bound, res.HasSolution)
 	return nil
+}
+
+// isMIP says whether m has an integer or binary column.
+func isMIP(m *model.Model) bool {
+	for j := 0; j < m.NumVars(); j++ {
+		if m.VarType(model.Var(j)) != model.Continuous {
+			return true
+		}
+	}
+	return false
 }
 
 // mapStatus maps every kHighsModelStatus* of HiGHS 1.15 (highs_c_api.h) to a milp.Status.

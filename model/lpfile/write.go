@@ -50,6 +50,9 @@ func Write(w io.Writer, m *model.Model) error {
 	if m.Name != "" {
 		bw.WriteString("\\ Problem name: " + strings.Join(strings.Fields(m.Name), " ") + "\n")
 	}
+	for _, c := range m.Comments {
+		bw.WriteString("\\ " + strings.Join(strings.Fields(c), " ") + "\n")
+	}
 	sense, cost, offset := m.Objective()
 	if sense == model.Maximize {
 		bw.WriteString("Maximize\n")

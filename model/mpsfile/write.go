@@ -45,6 +45,9 @@ func Write(w io.Writer, m *model.Model) error {
 		name = "memsched"
 	}
 	fmt.Fprintf(bw, "NAME %s\n", name)
+	for _, c := range m.Comments {
+		bw.WriteString("* " + strings.Join(strings.Fields(c), " ") + "\n")
+	}
 	sense, cost, offset := m.Objective()
 	if sense == model.Maximize {
 		bw.WriteString("OBJSENSE\n    MAX\n")
