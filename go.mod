@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/draffensperger/golp v0.0.0-20250721104811-2d405f0b4e68
+	github.com/lanl/highs v1.0.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	github.com/stretchr/testify v1.12.1
@@ -13,4 +14,5 @@ require (
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/exp v0.0.0-20221217163422-3c43f8badb15 // indirect
 )
