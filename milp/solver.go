@@ -68,6 +68,11 @@ type Params struct {
 	Threads int
 	// Seed is the solver's random seed (0: solver default).
 	Seed int
+	// FeasTol is the primal and MIP feasibility tolerance (0: solver default, 1e-6 for HiGHS).
+	// SolveGuarded tightens it when a solver's answer contradicts a verified schedule.
+	FeasTol float64
+	// NoPresolve turns the solver's presolve off (safer, slower).
+	NoPresolve bool
 	// Log receives the solver's log; nil silences it.
 	Log io.Writer
 }
