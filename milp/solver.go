@@ -57,6 +57,17 @@ func (s Status) String() string {
 // MarshalText writes String().
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText reads what MarshalText writes, so that reports read back.
+func (s *Status) UnmarshalText(b []byte) error {
+	for i, n := range statusNames {
+		if n == string(b) {
+			*s = Status(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("milp: unknown status %q", b)
+}
+
 // Params are solve options. The zero value works: no time limit, the solver's default gap,
 // its default threads, no log.
 type Params struct {
