@@ -52,7 +52,7 @@ type Vars struct {
 
 // Units returns the units Build writes p's model in.
 func Units(p *offload.Problem) milp.Units {
-	sizes := []int64{p.A0}
+	sizes := []int64{p.A0, p.MGPU}
 	var times []float64
 	for _, l := range p.Layers {
 		sizes = append(sizes, l.W, l.A)
