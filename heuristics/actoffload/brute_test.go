@@ -106,6 +106,9 @@ func TestExactAgainstEnumeration(t *testing.T) {
 		} else if len(e.Offloaded) > 0 {
 			moved++
 		}
+		prop3, frac := p.Prop3(), p.Fractional()
+		assert.LessOrEqual(t, prop3, frac*(1+1e-12), "instance %d", it)
+		assert.LessOrEqual(t, frac, best*(1+1e-12), "instance %d: fractional bound above the optimum", it)
 		assert.InDelta(t, best, e.Makespan(), 1e-9*math.Max(1, best), "instance %d: %+v", it, p)
 		for name, f := range map[string]func(*act.Problem) (*Result, error){
 			"greedy": Greedy,

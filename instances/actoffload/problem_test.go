@@ -1,6 +1,7 @@
 package actoffload
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -90,4 +91,27 @@ func TestFromChainToy(t *testing.T) {
 	q, err := FromChain(p.ToChain("back"), p.MGPU, p.Beta)
 	require.NoError(t, err)
 	assert.Equal(t, p, q)
+}
+
+// On verify/timed's tiny instance (x_0 out and back, makespan 7 at best): Prop. 3 is the compute
+// time 4; the fluid relaxation must wait 1 s before B_0 to bring back the 2 bytes that B_1
+// still needs away, so OPT_frac = 5.
+func TestBoundsTiny(t *testing.T) {
+	for _, unit := range []int64{1, 1 << 30} {
+		p := &Problem{
+			X: []int64{4 * unit, 4 * unit, 2 * unit}, Y: []int64{0, 0, 0},
+			UF: []float64{1, 1}, UB: []float64{1, 1}, ExF: []int64{0, 0}, ExB: []int64{0, 0},
+			MGPU: 8 * unit, Beta: 2 * float64(unit),
+		}
+		assert.Equal(t, 4.0, p.Prop3())
+		assert.Equal(t, 5.0, p.Fractional())
+		p.MGPU = 10 * unit
+		assert.Equal(t, 4.0, p.Fractional(), "nothing needs to move")
+		p.MGPU = 5 * unit // B_1 needs x_1 + x_2 = 6 on the GPU
+		assert.True(t, math.IsInf(p.Fractional(), 1))
+		// Slow link: the transfer term of Prop. 3 dominates.
+		p.MGPU, p.Beta = 8*unit, float64(unit)/10
+		assert.Equal(t, 40.0, p.Prop3())
+		assert.GreaterOrEqual(t, p.Fractional(), 40.0)
+	}
 }
