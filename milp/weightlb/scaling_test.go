@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/instances/reduce"
 	"github.com/memsched/memsched/instances/zoo"
@@ -28,10 +29,31 @@ func scalingCorpus(t *testing.T) map[string]*offload.Problem {
 	require.NoError(t, err)
 	out["gpt2-12 at 3 GiB"], err = offload.FromChain(gpt, 3<<30, 12e9)
 	require.NoError(t, err)
-	rn, err := zoo.ResNet(zoo.CNNConfig{Depth: 50, Image: 224, Batch: 32})
+	bert, err := zoo.Transformer(zoo.TransformerConfig{Kind: "bert", Hidden: 3072, Heads: 24, Layers: 12, SeqLen: 512, Batch: 32, DType: "fp16"})
 	require.NoError(t, err)
-	out["resnet50 at 2 GiB"], err = offload.FromChain(rn, 2<<30, 12e9)
+	out["bert-12 at 4 GiB"], err = offload.FromChain(bert, 4<<30, 12e9)
 	require.NoError(t, err)
+	for name, build := range map[string]func(zoo.CNNConfig) (*instances.Chain, error){
+		"resnet50": zoo.ResNet, "densenet121": zoo.DenseNet, "inception_v3": zoo.InceptionV3, "vgg16": zoo.VGG,
+	} {
+		cfg := zoo.CNNConfig{Depth: 50, Image: 224, Batch: 32}
+		switch name {
+		case "densenet121":
+			cfg.Depth = 121
+		case "inception_v3":
+			cfg.Image = 299
+		case "vgg16":
+			cfg.Depth = 16
+		}
+		c, err := build(cfg)
+		require.NoError(t, err, name)
+		mem := int64(2 << 30)
+		if name == "vgg16" {
+			mem = 8 << 30 // its classifier's weights: an operation alone needs more than 2 GiB
+		}
+		out[name], err = offload.FromChain(c, mem, 12e9)
+		require.NoError(t, err, name)
+	}
 	r := rand.New(rand.NewPCG(3, 3))
 	for k := 0; k < 5; k++ {
 		out["bytes "+string(rune('a'+k))] = propertyInstance(r, k)
