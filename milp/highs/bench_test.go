@@ -8,7 +8,7 @@ import (
 	"github.com/memsched/memsched/model"
 )
 
-// BenchmarkPassModel: handing a 10^5-variable, 10^6-nonzero model to HiGHS as CSR arrays
+// BenchmarkPassModel: handing a 10^5-variable, 10^6-nonzero model to HiGHS through lanl/highs
 // (model building excluded; HiGHS's own copy and checks included).
 func BenchmarkPassModel(b *testing.B) {
 	const n = 100_000
@@ -27,11 +27,11 @@ func BenchmarkPassModel(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		h := newHandle()
-		if err := h.setOption("output_flag", false); err != nil {
+		h, err := newHandle()
+		if err != nil {
 			b.Fatal(err)
 		}
-		if err := pass(h, m, 1e30); err != nil {
+		if err := pass(h, m); err != nil {
 			b.Fatal(err)
 		}
 		h.Close()

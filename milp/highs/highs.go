@@ -2,53 +2,15 @@
 
 package highs
 
-/*
-#cgo pkg-config: highs
-#include <stdlib.h>
-#include "interfaces/highs_c_api.h"
-
-// The interrupt flag lives in C memory: Go sets it when the context is cancelled and the
-// callback below, run by HiGHS's threads, reads it. No Go code runs on HiGHS's threads.
-static void memsched_interrupt_cb(int type, const char* msg, const HighsCallbackDataOut* out,
-                                  HighsCallbackDataIn* in, void* data) {
-	if (in != NULL && *(volatile int*)data) {
-		in->user_interrupt = 1;
-	}
-}
-
-static HighsInt memsched_set_interrupt(void* highs, int* flag) {
-	HighsInt s = Highs_setCallback(highs, memsched_interrupt_cb, flag);
-	if (s == kHighsStatusError) return s;
-	s = Highs_startCallback(highs, kHighsCallbackSimplexInterrupt);
-	if (s == kHighsStatusError) return s;
-	s = Highs_startCallback(highs, kHighsCallbackIpmInterrupt);
-	if (s == kHighsStatusError) return s;
-	return Highs_startCallback(highs, kHighsCallbackMipInterrupt);
-}
-
-static void memsched_raise(int* flag) { *(volatile int*)flag = 1; }
-
-// Constants are static in the header; expose them as functions for cgo.
-static HighsInt k_ok(void) { return kHighsStatusOk; }
-static HighsInt k_warning(void) { return kHighsStatusWarning; }
-static HighsInt k_error(void) { return kHighsStatusError; }
-static HighsInt k_rowwise(void) { return kHighsMatrixFormatRowwise; }
-static HighsInt k_min(void) { return kHighsObjSenseMinimize; }
-static HighsInt k_max(void) { return kHighsObjSenseMaximize; }
-static HighsInt k_sol_feasible(void) { return kHighsSolutionStatusFeasible; }
-*/
-import "C"
-
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"runtime"
 	"time"
-	"unsafe"
+
+	"github.com/lanl/highs"
 
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/model"
@@ -65,94 +27,6 @@ func New() (milp.Solver, error) { return &Solver{}, nil }
 // Name returns "highs".
 func (*Solver) Name() string { return "highs" }
 
-// handle owns one native Highs instance. Close frees it; a finalizer is only a backstop.
-type handle struct {
-	p    unsafe.Pointer
-	flag *C.int
-}
-
-func newHandle() *handle {
-	h := &handle{p: C.Highs_create(), flag: (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))}
-	runtime.SetFinalizer(h, (*handle).Close)
-	return h
-}
-
-// Close frees the native instance; it is safe to call twice.
-func (h *handle) Close() {
-	if h.p != nil {
-		C.Highs_destroy(h.p)
-		h.p = nil
-	}
-	if h.flag != nil {
-		C.free(unsafe.Pointer(h.flag))
-		h.flag = nil
-	}
-	runtime.SetFinalizer(h, nil)
-}
-
-// call checks the status of one C call; warnings are not errors.
-func call(what string, s C.HighsInt) error {
-	if s == C.k_error() {
-		return fmt.Errorf("highs: %s failed", what)
-	}
-	return nil
-}
-
-func (h *handle) setOption(name string, v any) error {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	var s C.HighsInt
-	switch x := v.(type) {
-	case bool:
-		b := C.HighsInt(0)
-		if x {
-			b = 1
-		}
-		s = C.Highs_setBoolOptionValue(h.p, cname, b)
-	case int:
-		s = C.Highs_setIntOptionValue(h.p, cname, C.HighsInt(x))
-	case float64:
-		s = C.Highs_setDoubleOptionValue(h.p, cname, C.double(x))
-	case string:
-		cv := C.CString(x)
-		defer C.free(unsafe.Pointer(cv))
-		s = C.Highs_setStringOptionValue(h.p, cname, cv)
-	default:
-		panic("highs: unsupported option type")
-	}
-	return call("setting option "+name, s)
-}
-
-func (h *handle) doubleInfo(name string) (float64, bool) {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	var v C.double
-	if C.Highs_getDoubleInfoValue(h.p, cname, &v) == C.k_error() {
-		return 0, false
-	}
-	return float64(v), true
-}
-
-func (h *handle) intInfo(name string) (int64, bool) {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	var v C.HighsInt
-	if C.Highs_getIntInfoValue(h.p, cname, &v) == C.k_error() {
-		return 0, false
-	}
-	return int64(v), true
-}
-
-func (h *handle) int64Info(name string) (int64, bool) {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	var v C.int64_t
-	if C.Highs_getInt64InfoValue(h.p, cname, &v) == C.k_error() {
-		return 0, false
-	}
-	return int64(v), true
-}
-
 // Solve passes m to HiGHS as row-wise CSR arrays and runs it under p.
 func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*milp.Result, error) {
 	if err := m.Err(); err != nil {
@@ -161,34 +35,27 @@ func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*mil
 	if err := ctx.Err(); err != nil {
 		return &milp.Result{Status: milp.Interrupted, Bound: math.NaN(), Gap: math.Inf(1), Solver: "highs"}, nil
 	}
-	h := newHandle()
-	defer h.Close()
-	// Options first: passing the model already logs when output is on.
-	logFile, err := configure(h, p)
+	h, err := newHandle()
 	if err != nil {
 		return nil, err
 	}
-	inf := float64(C.Highs_getInfinity(h.p))
-	if err := pass(h, m, inf); err != nil {
-		return nil, err
-	}
+	defer h.Close()
+	// Options first: passing the model already logs when output is on.
+	logFile, err := configure(h, p)
 	if logFile != "" {
 		defer os.Remove(logFile)
 	}
-	if err := call("installing the interrupt callback", C.memsched_set_interrupt(h.p, h.flag)); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			C.memsched_raise(h.flag)
-		case <-done:
-		}
-	}()
+	if err := pass(h, m); err != nil {
+		return nil, err
+	}
 	start := time.Now()
-	runStatus := C.Highs_run(h.p)
-	close(done)
+	failed, err := h.run(ctx)
+	if err != nil {
+		return nil, err
+	}
 	wall := time.Since(start)
 	if logFile != "" && p.Log != nil {
 		if f, err := os.Open(logFile); err == nil {
@@ -197,8 +64,8 @@ func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*mil
 		}
 	}
 	res := &milp.Result{Solver: "highs", Wall: wall, Bound: math.NaN(), Gap: math.Inf(1)}
-	res.Status = mapStatus(int(C.Highs_getModelStatus(h.p)))
-	if runStatus == C.k_error() && res.Status == milp.NotSolved {
+	res.Status = mapStatus(h.modelStatus())
+	if failed && res.Status == milp.NotSolved {
 		res.Status = milp.SolverError
 	}
 	if ctx.Err() != nil && res.Status != milp.Optimal {
@@ -210,69 +77,62 @@ func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*mil
 	return res, nil
 }
 
-func pass(h *handle, m *model.Model, inf float64) error {
+// pass builds m in h's instance with lanl/highs's RawModel methods: columns with their bounds,
+// costs and integrality, then the rows from m's CSR arrays. Infinite bounds are passed as ±Inf,
+// which HiGHS reads as infinite.
+func pass(h *handle, m *model.Model) error {
 	n, r := m.NumVars(), m.NumRows()
-	clamp := func(x float64) float64 {
-		switch {
-		case math.IsInf(x, 1):
-			return inf
-		case math.IsInf(x, -1):
-			return -inf
-		}
-		return x
-	}
 	sense, cost, offset := m.Objective()
-	colLo := make([]C.double, n)
-	colUp := make([]C.double, n)
-	colCost := make([]C.double, n)
-	integrality := make([]C.HighsInt, n)
-	anyInt := false
-	for j := 0; j < n; j++ {
-		lb, ub := m.Bounds(model.Var(j))
-		colLo[j], colUp[j], colCost[j] = C.double(clamp(lb)), C.double(clamp(ub)), C.double(cost[j])
-		if m.VarType(model.Var(j)) != model.Continuous {
-			integrality[j] = 1
-			anyInt = true
+	if n > 0 { // lanl/highs indexes [0] of each slice
+		colLo, colUp := make([]float64, n), make([]float64, n)
+		types := make([]highs.VariableType, n)
+		anyInt := false
+		for j := 0; j < n; j++ {
+			colLo[j], colUp[j] = m.Bounds(model.Var(j))
+			if m.VarType(model.Var(j)) != model.Continuous {
+				types[j] = highs.IntegerType
+				anyInt = true
+			}
+		}
+		if err := h.check("adding columns", h.raw.AddColumnBounds(colLo, colUp)); err != nil {
+			return err
+		}
+		if err := h.check("setting costs", h.raw.SetColumnCosts(cost)); err != nil {
+			return err
+		}
+		// Integrality only for a MIP: an LP must stay an LP for HiGHS to report its duals.
+		if anyInt {
+			if err := h.check("setting integrality", h.raw.SetIntegrality(types)); err != nil {
+				return err
+			}
 		}
 	}
-	rowLo := make([]C.double, r)
-	rowUp := make([]C.double, r)
+	if err := h.check("setting the sense", h.raw.SetMaximization(sense == model.Maximize)); err != nil {
+		return err
+	}
+	if err := h.check("setting the offset", h.raw.SetOffset(offset)); err != nil {
+		return err
+	}
+	if r == 0 {
+		return nil
+	}
+	rowLo, rowUp := make([]float64, r), make([]float64, r)
 	for i := 0; i < r; i++ {
-		lo, hi := m.RowBounds(i)
-		rowLo[i], rowUp[i] = C.double(clamp(lo)), C.double(clamp(hi))
+		rowLo[i], rowUp[i] = m.RowBounds(i)
 	}
 	start, index, value := m.CSR()
-	aStart := make([]C.HighsInt, r+1)
-	for i := range aStart {
-		aStart[i] = C.HighsInt(start[i])
+	if len(index) == 0 {
+		return h.addRowsWithoutEntries(rowLo, rowUp)
 	}
-	nnz := len(index)
-	aIndex := make([]C.HighsInt, nnz+1) // +1: never pass a nil pointer for an empty matrix
-	aValue := make([]C.double, nnz+1)
-	for k := 0; k < nnz; k++ {
-		aIndex[k], aValue[k] = C.HighsInt(index[k]), C.double(value[k])
+	idx := make([]int, len(index))
+	for k, c := range index {
+		idx[k] = int(c)
 	}
-	objSense := C.k_min()
-	if sense == model.Maximize {
-		objSense = C.k_max()
-	}
-	// Empty slices still need valid pointers.
-	ptrD := func(s []C.double) *C.double {
-		if len(s) == 0 {
-			return nil
-		}
-		return &s[0]
-	}
-	var integ *C.HighsInt
-	if anyInt && n > 0 {
-		integ = &integrality[0]
-	}
-	s := C.Highs_passMip(h.p, C.HighsInt(n), C.HighsInt(r), C.HighsInt(nnz), C.k_rowwise(), objSense,
-		C.double(offset), ptrD(colCost), ptrD(colLo), ptrD(colUp), ptrD(rowLo), ptrD(rowUp),
-		&aStart[0], &aIndex[0], &aValue[0], integ)
-	return call("passing the model", s)
+	return h.check("adding rows", h.raw.AddCompSparseRows(rowLo, start[:r], idx, value, rowUp))
 }
 
+// configure sets p's options on h by name: the log, time limit, gap, threads, seed, and the
+// safer-re-solve settings (feasibility tolerances, presolve).
 func configure(h *handle, p milp.Params) (logFile string, err error) {
 	set := func(name string, v any) {
 		if err == nil {
@@ -315,37 +175,25 @@ func configure(h *handle, p milp.Params) (logFile string, err error) {
 	return logFile, err
 }
 
-// collect reads the solution and the MIP information into res.
+// collect reads the solution, the duals of an LP and the MIP information into res.
 func collect(h *handle, m *model.Model, res *milp.Result) error {
 	n, r := m.NumVars(), m.NumRows()
-	if ps, ok := h.intInfo("primal_solution_status"); ok && ps == int64(C.k_sol_feasible()) {
+	mip := isMIP(m)
+	solutionFeasible := int64(kSolutionFeasible())
+	if ps, ok := h.intInfo("primal_solution_status"); ok && ps == solutionFeasible {
 		res.HasSolution = true
 	}
 	if res.HasSolution {
-		col := make([]C.double, n+1)
-		colDual := make([]C.double, n+1)
-		row := make([]C.double, r+1)
-		rowDual := make([]C.double, r+1)
-		if err := call("reading the solution", C.Highs_getSolution(h.p, &col[0], &colDual[0], &row[0], &rowDual[0])); err != nil {
+		col, colDual, rowDual, err := h.solution(n, r)
+		if err != nil {
 			return err
 		}
-		res.Values = make([]float64, n)
-		for j := range res.Values {
-			res.Values[j] = float64(col[j])
-		}
+		res.Values = col
 		res.Objective, _ = h.doubleInfo("objective_function_value")
-		if ds, ok := h.intInfo("dual_solution_status"); ok && ds == int64(C.k_sol_feasible()) && !isMIP(m) {
-			res.RowDuals = make([]float64, r)
-			for i := range res.RowDuals {
-				res.RowDuals[i] = float64(rowDual[i])
-			}
-			res.ColDuals = make([]float64, n)
-			for j := range res.ColDuals {
-				res.ColDuals[j] = float64(colDual[j])
-			}
+		if ds, ok := h.intInfo("dual_solution_status"); ok && ds == solutionFeasible && !mip {
+			res.RowDuals, res.ColDuals = rowDual, colDual
 		}
 	}
-	mip := isMIP(m)
 	if mip {
 		if b, ok := h.doubleInfo("mip_dual_bound"); ok && !math.IsNaN(b) {
 			res.Bound = b
@@ -357,13 +205,14 @@ func collect(h *handle, m *model.Model, res *milp.Result) error {
 		// For an LP solved to optimality the optimum is its own bound.
 		res.Bound = res.Objective
 	}
-	inf := float64(C.Highs_getInfinity(h.p))
-	if math.Abs(res.Bound) >= inf {
+	if math.Abs(res.Bound) >= h.infinity() {
 		res.Bound = math.Copysign(math.Inf(1), res.Bound)
 	}
 	if res.Status == milp.Optimal && math.IsNaN(res.Bound) {
 		res.Bound = res.Objective
 	}
+	// HiGHS's mip_gap divides by |primal bound| (and is +Inf at 0); memsched uses one gap for
+	// every backend.
 	res.Gap = milp.RelGap(res.Objective, res.Bound, res.HasSolution)
 	return nil
 }
@@ -410,84 +259,4 @@ func mapStatus(s int) milp.Status {
 		return milp.Interrupted
 	}
 	return milp.SolverError
-}
-
-// ReadFile reads an LP or MPS file with HiGHS's own reader and returns it as a model, so that
-// the files memsched writes can be checked against an independent parser.
-func ReadFile(path string) (*model.Model, error) {
-	h := newHandle()
-	defer h.Close()
-	if err := h.setOption("output_flag", false); err != nil {
-		return nil, err
-	}
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
-	if C.Highs_readModel(h.p, cpath) == C.k_error() {
-		return nil, fmt.Errorf("highs: cannot read %s", path)
-	}
-	var nc, nr, nnz, sense C.HighsInt
-	var offset C.double
-	if err := call("reading the model size", C.Highs_getLp(h.p, C.k_rowwise(), &nc, &nr, &nnz, &sense, &offset,
-		nil, nil, nil, nil, nil, nil, nil, nil, nil)); err != nil {
-		return nil, err
-	}
-	n, r, z := int(nc), int(nr), int(nnz)
-	cost := make([]C.double, n+1)
-	colLo := make([]C.double, n+1)
-	colUp := make([]C.double, n+1)
-	rowLo := make([]C.double, r+1)
-	rowUp := make([]C.double, r+1)
-	aStart := make([]C.HighsInt, r+1)
-	aIndex := make([]C.HighsInt, z+1)
-	aValue := make([]C.double, z+1)
-	integ := make([]C.HighsInt, n+1)
-	if err := call("reading the model", C.Highs_getLp(h.p, C.k_rowwise(), &nc, &nr, &nnz, &sense, &offset,
-		&cost[0], &colLo[0], &colUp[0], &rowLo[0], &rowUp[0], &aStart[0], &aIndex[0], &aValue[0], &integ[0])); err != nil {
-		return nil, err
-	}
-	inf := float64(C.Highs_getInfinity(h.p))
-	unclamp := func(x C.double) float64 {
-		v := float64(x)
-		switch {
-		case v >= inf:
-			return math.Inf(1)
-		case v <= -inf:
-			return math.Inf(-1)
-		}
-		return v
-	}
-	m := model.New(path)
-	for j := 0; j < n; j++ {
-		t := model.Continuous
-		if integ[j] == 1 {
-			t = model.Integer
-		}
-		m.AddVar(fmt.Sprintf("c%d", j), t, unclamp(colLo[j]), unclamp(colUp[j]))
-	}
-	var e model.Expr
-	for i := 0; i < r; i++ {
-		e.Reset()
-		end := z
-		if i+1 < r {
-			end = int(aStart[i+1])
-		}
-		for k := int(aStart[i]); k < end; k++ {
-			e.Add(model.Var(aIndex[k]), float64(aValue[k]))
-		}
-		m.AddRow(fmt.Sprintf("r%d", i), unclamp(rowLo[i]), e, unclamp(rowUp[i]))
-	}
-	e.Reset()
-	for j := 0; j < n; j++ {
-		e.Add(model.Var(j), float64(cost[j]))
-	}
-	e.Constant = float64(offset)
-	objSense := model.Minimize
-	if sense == C.k_max() {
-		objSense = model.Maximize
-	}
-	m.SetObjective(objSense, e)
-	if err := m.Err(); err != nil {
-		return nil, errors.Join(fmt.Errorf("highs: model read from %s is invalid", path), err)
-	}
-	return m, nil
 }

@@ -45,6 +45,11 @@ func (*Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*milp.
 	if p.TimeLimit > 0 {
 		lp.SetTimeout(int(math.Ceil(p.TimeLimit.Seconds())))
 	}
+	if p.NoPresolve {
+		// lp_solve's default is already no presolve; say it explicitly so that a caller's
+		// request does not depend on that default.
+		lp.SetPresolve(golp.NONE, 0)
+	}
 	clamp := func(x float64) float64 { return math.Max(-infinity, math.Min(infinity, x)) }
 	for j := 0; j < n; j++ {
 		v := model.Var(j)
