@@ -5,8 +5,8 @@ import (
 	"math"
 	"sort"
 
-	act "github.com/memsched/memsched/instances/actoffload"
 	hact "github.com/memsched/memsched/heuristics/actoffload"
+	act "github.com/memsched/memsched/instances/actoffload"
 )
 
 // ActOptions control DYNPROG's discretization (001 §5.3.2). The zero value uses DefaultSlots.
