@@ -294,15 +294,20 @@ func newBoundCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
 	var problem, solver string
 	var limit float64
+	var slots int
+	var exactSlots bool
 	cmd := &cobra.Command{
-		Use:   "bound --problem weight-offload --chain FILE --mem SIZE [--bandwidth RATE]",
+		Use:   "bound --problem weight-offload|act-offload --chain FILE --mem SIZE [--bandwidth RATE]",
 		Short: "Certified lower bound on the iteration time (002 §6 MILP, corrected)",
 		Long: `bound solves the lower-bound MILP of 002 §6 with SPEC §3's corrections. A solve stopped by the
 time limit reports the solver's best proven bound, which is still a valid lower bound.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if problem == "act-offload" {
+				return runActBound(io, o, slots, exactSlots)
+			}
 			if problem != "weight-offload" {
-				return usageErrorf("bound: unknown --problem %q (want weight-offload)", problem)
+				return usageErrorf("bound: unknown --problem %q (want weight-offload or act-offload)", problem)
 			}
 			p, m, err := o.lowerBoundModel()
 			if err != nil {
@@ -331,8 +336,10 @@ time limit reports the solver's best proven bound, which is still a valid lower 
 		},
 	}
 	o.flags(cmd)
-	cmd.Flags().StringVar(&problem, "problem", "weight-offload", "weight-offload")
+	cmd.Flags().StringVar(&problem, "problem", "weight-offload", "weight-offload|act-offload")
 	cmd.Flags().StringVar(&solver, "solver", "", "highs|lpsolve|ref (default: the best compiled in)")
+	cmd.Flags().IntVar(&slots, "slots", 500, "act-offload: DYNPROG memory slots for the interruptible bound")
+	cmd.Flags().BoolVar(&exactSlots, "exact", false, "act-offload: DYNPROG bound without rounding (small integer instances)")
 	cmd.Flags().Float64Var(&limit, "time-limit", 60, "solver time limit in seconds")
 	return cmd
 }
