@@ -22,12 +22,27 @@ type ActOptions struct {
 // offload, and the result is the no-wait ordered schedule that offloads exactly S (validated by
 // verify/timed). Sizes are rounded UP to slots (001 §5.3.2). Among the DP's final states, the
 // sets are tried by increasing DP value and the best of the first eight feasible schedules is
-// returned; Feasible = false when none of the sets is.
+// returned. The DP runs first with the stricter cap Σ_{l<i}|x_l| during F_i (x_i stays while
+// F_i reads it), then, if none of its sets runs, with the relaxation's cap; failing both it
+// returns GREEDY. Feasible = false only when GREEDY finds nothing either.
 func DynProg(p *act.Problem, o ActOptions) (*hact.Result, error) {
-	d, err := newDynprog(p, o, false)
-	if err != nil {
-		return nil, err
+	for _, strict := range []bool{true, false} {
+		d, err := newDynprog(p, o, false)
+		if err != nil {
+			return nil, err
+		}
+		d.strict = strict
+		best, err := d.schedules()
+		if err != nil || best.Feasible {
+			return best, err
+		}
 	}
+	// Neither DP found a set whose schedule runs: GREEDY's set, grown as needed.
+	return hact.Greedy(p)
+}
+
+// schedules tries the DP's sets by increasing value and keeps the best validated schedule.
+func (d *dynprog) schedules() (*hact.Result, error) {
 	finals := d.run()
 	best := &hact.Result{}
 	tried, feasible := map[string]bool{}, 0
@@ -41,7 +56,7 @@ func DynProg(p *act.Problem, o ActOptions) (*hact.Result, error) {
 			continue
 		}
 		tried[key] = true
-		r, err := repair(p, set)
+		r, err := repair(d.p, set)
 		if err != nil {
 			return nil, err
 		}
@@ -129,6 +144,7 @@ type dynprog struct {
 	n      int
 	q      int64
 	lower  bool
+	strict bool    // cap Σ_{l<i} during F_i (x_i stays while F_i reads it)
 	beta   float64 // slots per second
 	states [][]dpState
 	// per operation i: forward and backward windows' lower ends (slots) and x_i rounded.
@@ -231,7 +247,7 @@ func (d *dynprog) run() []int {
 					k.vlo += d.xlo[i]
 					k.vhi += d.xhi[i]
 				}
-				if d.lower {
+				if !d.strict {
 					capF = float64(k.vhi)
 				}
 				fhi, ifw, ok := d.advance(k.fhi, d.dF[i], capF, d.p.UF[i])
