@@ -349,10 +349,10 @@ type BoundReport struct {
 	Attempts      []milp.Attempt `json:"attempts,omitempty"`
 	Contradiction string         `json:"contradiction,omitempty"`
 	Status        string         `json:"status"`
-	Gap        *float64 `json:"gap"`
-	Incumbent  *float64 `json:"incumbent"`
-	Seconds    float64  `json:"seconds"`
-	Solver     string   `json:"solver"`
+	Gap           *float64       `json:"gap"`
+	Incumbent     *float64       `json:"incumbent"`
+	Seconds       float64        `json:"seconds"`
+	Solver        string         `json:"solver"`
 }
 
 func newBoundCmd(io *IO) *cobra.Command {
