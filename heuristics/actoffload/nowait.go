@@ -37,6 +37,7 @@ const (
 	away                     // on the CPU only
 	fetching                 // prefetch under way, |x| reserved
 	back                     // prefetched
+	skipped                  // its offload came too late (B_j had started): it stays
 )
 
 // sim is the event simulation behind NoWait and Exact. The compute operations are numbered
@@ -116,7 +117,9 @@ func (s *sim) done() bool {
 }
 
 // present reports whether x_l is on the GPU and staying there.
-func (s *sim) present(l int) bool { return s.st[l] == resident || s.st[l] == back }
+func (s *sim) present(l int) bool {
+	return s.st[l] == resident || s.st[l] == back || s.st[l] == skipped
+}
 
 func (s *sim) alloc(b int64) {
 	s.mem += b
@@ -203,16 +206,22 @@ func (s *sim) tryTransfer() bool {
 	j := t.Index
 	switch t.Kind {
 	case schedule.Offload:
+		if kb := 2*s.n - 1 - j; s.k > kb || (s.k == kb && s.running) {
+			// B_j has started: x_j could no longer come back in time, so it stays.
+			s.st[j], s.pending = skipped, nil
+			return true
+		}
 		if j > 0 && !s.fDone[j-1] {
 			return false
-		}
-		if kb := 2*s.n - 1 - j; s.k > kb || (s.k == kb && s.running) {
-			return false // B_j has started: x_j can no longer come back in time
 		}
 		s.st[j] = offloading
 		s.offBytes += s.p.X[j]
 		s.awayPending += s.p.X[j]
 	case schedule.Prefetch:
+		if s.st[j] == skipped {
+			s.pending = nil
+			return true
+		}
 		if s.st[j] != away || !s.prefetchSafe(j) {
 			return false
 		}
@@ -344,9 +353,11 @@ func checkOrder(p *act.Problem, order []schedule.ActTransfer) error {
 }
 
 // NoWait returns the no-wait schedule (001 Prop. 1) that runs the transfers of order on the
-// link in that order (start times ignored), validated by verify/timed. It returns
-// Feasible = false when the order deadlocks (a compute operation can never fit, or a
-// transfer can never start). Bad orders are errors.
+// link in that order (start times ignored), validated by verify/timed. An offload that the
+// link reaches only after B_j has started is dropped with its prefetch (x_j stays on the GPU;
+// Result.Offloaded lists what actually moved). It returns Feasible = false when the order
+// deadlocks (a compute operation can never fit, or a transfer can never start). Bad orders
+// are errors.
 func NoWait(p *act.Problem, order []schedule.ActTransfer) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err

@@ -45,6 +45,7 @@ func newGenCmd(io *IO) *cobra.Command {
 	cmd.PersistentFlags().StringVarP(&opts.Output, "output", "o", "", "output file (default: stdout)")
 	cmd.AddCommand(newGenZooCmd(io, opts), newGenRandomCmd(io, opts), newGenToyCmd(io, opts),
 		newGenFig4Cmd(io, opts), newGenTwoPartitionCmd(io, opts))
+	cmd.AddCommand(newGenActCmds(io, opts)...)
 	return cmd
 }
 

@@ -349,18 +349,20 @@ type BoundReport struct {
 	Attempts      []milp.Attempt `json:"attempts,omitempty"`
 	Contradiction string         `json:"contradiction,omitempty"`
 	Status        string         `json:"status"`
-	Gap        *float64 `json:"gap"`
-	Incumbent  *float64 `json:"incumbent"`
-	Seconds    float64  `json:"seconds"`
-	Solver     string   `json:"solver"`
+	Gap           *float64       `json:"gap"`
+	Incumbent     *float64       `json:"incumbent"`
+	Seconds       float64        `json:"seconds"`
+	Solver        string         `json:"solver"`
 }
 
 func newBoundCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
 	var problem, solver string
 	var limit float64
+	var slots int
+	var exactSlots bool
 	cmd := &cobra.Command{
-		Use:   "bound --problem weight-offload --chain FILE --mem SIZE [--bandwidth RATE]",
+		Use:   "bound --problem weight-offload|act-offload --chain FILE --mem SIZE [--bandwidth RATE]",
 		Short: "Certified lower bound on the iteration time (002 §6 MILP, corrected)",
 		Long: `bound reports the best certified lower bound on the period: Σu, the forced prefetch volume / β,
 and the lower-bound MILP of 002 §6 with SPEC §3's corrections, each saying what certifies it. A
@@ -370,8 +372,11 @@ schedule's period, is re-solved with safe settings and then with the other backe
 as solver-error with the evidence if the contradiction stays.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if problem == "act-offload" {
+				return runActBound(io, o, slots, exactSlots)
+			}
 			if problem != "weight-offload" {
-				return usageErrorf("bound: unknown --problem %q (want weight-offload)", problem)
+				return usageErrorf("bound: unknown --problem %q (want weight-offload or act-offload)", problem)
 			}
 			p, err := o.problem()
 			if err != nil {
@@ -413,8 +418,10 @@ as solver-error with the evidence if the contradiction stays.`,
 		},
 	}
 	o.flags(cmd)
-	cmd.Flags().StringVar(&problem, "problem", "weight-offload", "weight-offload")
+	cmd.Flags().StringVar(&problem, "problem", "weight-offload", "weight-offload|act-offload")
 	cmd.Flags().StringVar(&solver, "solver", "", "highs|lpsolve|ref (default: the best compiled in)")
+	cmd.Flags().IntVar(&slots, "slots", 500, "act-offload: DYNPROG memory slots for the interruptible bound")
+	cmd.Flags().BoolVar(&exactSlots, "exact", false, "act-offload: DYNPROG bound without rounding (small integer instances)")
 	cmd.Flags().Float64Var(&limit, "time-limit", 60, "solver time limit in seconds")
 	return cmd
 }

@@ -81,6 +81,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 		newGenCmd(io),
 		newCertifyCmd(io),
 		newOffloadWeightsCmd(io),
+		newOffloadActCmd(io),
 		newBoundCmd(io),
 		newExportCmd(io),
 	)

@@ -184,32 +184,76 @@ func Check(p *actoffload.Problem, s *schedule.Timed) (*Report, error) {
 		}
 	}
 
-	// Memory, event by event. Frees are keyed tol earlier so that they come first at equal times.
+	// Memory, event by event. Events are placed in the order of the compute operations: the
+	// allocation of operation k at position 2k, its frees at 2k+1. Zero-length operations
+	// thus keep their own order even when everything happens at one instant. A transfer event
+	// at time t among operations at the same instant takes the most favourable place the
+	// times allow: a release goes before the first operation starting at t (but after F_j
+	// ends), a prefetch's reservation after the last operation that starts and ends at t; in
+	// both cases inside an operation that runs across t. Ties: by time, then frees first.
+	starts := make([]float64, 2*n)
+	for k, op := range s.Ops {
+		starts[k] = op.Start
+	}
+	ends := func(k int) float64 {
+		if k < n {
+			return fEnd[k]
+		}
+		return bEnd[2*n-1-k]
+	}
+	position := func(t float64) float64 {
+		// first operation that starts at t or later (starts are non-decreasing).
+		k := sort.Search(2*n, func(k int) bool { return starts[k] >= t-tol })
+		if k > 0 && ends(k-1) > t+tol {
+			return float64(2*(k-1)) + 0.5 // during operation k−1
+		}
+		return float64(2*k) - 0.5 // between operations k−1 and k
+	}
+	// latest: after every operation that starts at t or earlier and has ended by t.
+	latest := func(t float64) float64 {
+		k := sort.Search(2*n, func(k int) bool { return starts[k] > t+tol }) - 1
+		if k >= 0 && ends(k) > t+tol {
+			return float64(2*k) + 0.5
+		}
+		return float64(2*k+1) + 0.5
+	}
 	type event struct {
-		t     float64
-		key   float64
-		delta int64
-		what  string
+		pos, t float64
+		free   bool
+		delta  int64
+		what   string
 	}
 	var ev []event
-	alloc := func(t float64, b int64, what string) { ev = append(ev, event{t, t, b, what}) }
-	free := func(t float64, b int64, what string) { ev = append(ev, event{t, t - tol, -b, what}) }
-	alloc(0, p.X[0], "x_0")
+	add := func(pos, t float64, b int64, what string) {
+		ev = append(ev, event{pos, t, b < 0, b, what})
+	}
+	add(-1, 0, p.X[0], "x_0")
 	for i := 0; i < n; i++ {
-		alloc(fStart[i], p.X[i+1]+p.ExF[i], fmt.Sprintf("F_%d (x_%d, ex^F)", i, i+1))
-		free(fEnd[i], p.ExF[i], fmt.Sprintf("end of F_%d", i))
+		kf, kb := float64(i), float64(2*n-1-i)
+		add(2*kf, fStart[i], p.X[i+1]+p.ExF[i], fmt.Sprintf("F_%d (x_%d, ex^F)", i, i+1))
+		add(2*kf+1, fEnd[i], -p.ExF[i], fmt.Sprintf("end of F_%d", i))
 		in := p.Y[i] + p.ExB[i]
 		if i == L {
 			in += p.Y[L+1]
 		}
-		alloc(bStart[i], in, fmt.Sprintf("B_%d (y_%d, ex^B)", i, i))
-		free(bEnd[i], p.ExB[i]+p.X[i+1]+p.Y[i+1], fmt.Sprintf("end of B_%d", i))
+		add(2*kb, bStart[i], in, fmt.Sprintf("B_%d (y_%d, ex^B)", i, i))
+		add(2*kb+1, bEnd[i], -(p.ExB[i] + p.X[i+1] + p.Y[i+1]), fmt.Sprintf("end of B_%d", i))
 		if offloaded[i] {
-			free(release[i], p.X[i], fmt.Sprintf("release of x_%d", i))
-			alloc(preStart[i], p.X[i], fmt.Sprintf("prefetch of x_%d", i))
+			// A release is as early as its time allows, but after F_i's own end.
+			add(math.Max(position(release[i]), float64(2*i+1)+0.25), release[i], -p.X[i], fmt.Sprintf("release of x_%d", i))
+			add(latest(preStart[i]), preStart[i], p.X[i], fmt.Sprintf("prefetch of x_%d", i))
 		}
 	}
-	sort.SliceStable(ev, func(a, b int) bool { return ev[a].key < ev[b].key })
+	sort.SliceStable(ev, func(a, b int) bool {
+		ea, eb := ev[a], ev[b]
+		if ea.pos != eb.pos {
+			return ea.pos < eb.pos
+		}
+		if math.Abs(ea.t-eb.t) > tol {
+			return ea.t < eb.t
+		}
+		return ea.free && !eb.free
+	})
 	var cur, peak int64
 	for _, e := range ev {
 		cur += e.delta

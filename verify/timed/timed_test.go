@@ -129,3 +129,22 @@ func TestCheckTwoTransfers(t *testing.T) {
 	// The peak is F_0's x_0 + x_1; F_1 runs with x_1 + x_2 = 6 once x_0 has left at 2.
 	assert.Equal(t, int64(8), r.Peak)
 }
+
+// Zero-length operations at one instant keep their order: F_1 allocates x_2 while x_1 is
+// still there (8 > 7) although B_1, also at t = 0, frees x_2 afterwards. Keying frees before
+// allocations by time alone missed this peak.
+func TestCheckZeroLengthOrder(t *testing.T) {
+	p := &actoffload.Problem{
+		X: []int64{0, 4, 4}, Y: []int64{0, 0, 0},
+		UF: []float64{0, 0}, UB: []float64{0, 0}, ExF: []int64{0, 0}, ExB: []int64{0, 0},
+		MGPU: 7, Beta: 1,
+	}
+	_, err := Check(p, &schedule.Timed{Ops: ops(0, 0, 0, 0)})
+	var v *Violation
+	require.True(t, errors.As(err, &v), "%v", err)
+	assert.Equal(t, RuleMemory, v.Rule)
+	p.MGPU = 8
+	r, err := Check(p, &schedule.Timed{Ops: ops(0, 0, 0, 0)})
+	require.NoError(t, err)
+	assert.Equal(t, int64(8), r.Peak)
+}

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The 3-partition yes-instance [6,7,6,7,6,8] (m = 2, V = 20) through the CLI: gen prints M_GPU
+// and β, every algorithm's schedule is verified, the exact search reaches T = 2m = 4 s while
+// the ordered GREEDY cannot (index order is no partition), and the bounds are ordered.
+func TestOffloadActCLI(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a3.json")
+	code, _, stderr := run(t, "gen", "act-3partition", "--values", "6,7,6,7,6,8", "-o", path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "M_GPU = 40 B")
+	assert.Contains(t, stderr, "β = 20 B/s")
+	code, out, stderr := run(t, "offload-act", "--chain", path, "--mem", "40B", "--bandwidth", "20B/s", "--algo", "all", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Makespan    float64 `json:"makespan"`
+		PeakMemory  int64   `json:"peak_memory"`
+		Verified    bool    `json:"verified"`
+		Offloaded   []int   `json:"offloaded"`
+		Schedule    struct{ Ops, Transfers []json.RawMessage }
+		LowerBounds struct {
+			Prop3, Fractional, Interruptible float64
+			Exact                            *float64
+		} `json:"lower_bounds"`
+		Results []struct {
+			Algo     string
+			Makespan float64
+			Verified bool
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.InDelta(t, 4.0, rep.Makespan, 1e-12)
+	assert.True(t, rep.Verified)
+	assert.Equal(t, int64(40), rep.PeakMemory)
+	assert.Len(t, rep.Schedule.Ops, 20)
+	assert.Len(t, rep.Schedule.Transfers, 12)
+	require.NotNil(t, rep.LowerBounds.Exact)
+	assert.InDelta(t, 4.0, *rep.LowerBounds.Exact, 1e-12)
+	lb := rep.LowerBounds
+	assert.LessOrEqual(t, lb.Prop3, lb.Fractional)
+	assert.LessOrEqual(t, lb.Fractional, lb.Interruptible)
+	require.Len(t, rep.Results, 4)
+	for _, r := range rep.Results {
+		assert.True(t, r.Verified, r.Algo)
+		assert.GreaterOrEqual(t, r.Makespan, 4.0-1e-12, r.Algo)
+	}
+	assert.Greater(t, rep.Results[0].Makespan, 4.0, "greedy offloads in index order")
+
+	code, out, stderr = run(t, "bound", "--problem", "act-offload", "--chain", path, "--mem", "40B", "--bandwidth", "20B/s", "--json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `"lower_bound": 4`)
+	code, out, _ = run(t, "offload-act", "--chain", path, "--mem", "40B", "--bandwidth", "20B/s", "--algo", "greedy")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "bound fractional")
+	assert.True(t, strings.Contains(out, "greedy"))
+}
+
+func TestOffloadActCLIErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a2.json")
+	code, _, stderr := run(t, "gen", "act-2partition", "--values", "3,1,1,2,2,1", "-o", path)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "M_GPU = 10 B")
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"unknown algorithm", []string{"offload-act", "--chain", path, "--mem", "10B", "--algo", "magic"}},
+		{"bad memory", []string{"offload-act", "--chain", path, "--mem", "ten"}},
+		{"bad bandwidth", []string{"offload-act", "--chain", path, "--mem", "10B", "--bandwidth", "fast"}},
+		{"missing chain", []string{"offload-act", "--mem", "10B"}},
+		{"negative slots", []string{"offload-act", "--chain", path, "--mem", "10B", "--slots", "-1"}},
+		{"odd 2-partition", []string{"gen", "act-2partition", "--values", "1,2"}},
+		{"3-partition of 4 values", []string{"gen", "act-3partition", "--values", "1,2,3,4"}},
+	}
+	for _, c := range cases {
+		code, _, stderr := run(t, c.args...)
+		assert.Equal(t, 2, code, c.name)
+		assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "%s: one line: %q", c.name, stderr)
+	}
+	// Below the smallest feasible memory: a result, not an error.
+	code, out, _ := run(t, "offload-act", "--chain", path, "--mem", "4B", "--bandwidth", "5B/s", "--algo", "greedy", "--json")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, `"feasible": false`)
+	// Exact DYNPROG bound on the 2-partition yes-instance: exactly T = 2.
+	code, out, _ = run(t, "bound", "--problem", "act-offload", "--chain", path, "--mem", "10B", "--bandwidth", "5B/s", "--exact", "--json")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, `"interruptible": 2`)
+}

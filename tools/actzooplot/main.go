@@ -1,0 +1,143 @@
+// Command actzooplot draws the replica of 001 Fig. 5 from the table that dp's TestActZooReport
+// writes (MEMSCHED_ACTZOO_OUT): for each network, the ratio of GREEDY, DYNPROG and VDNN to a
+// lower bound against the memory (0 % = smallest feasible, 100 % = M_peak), as one SVG.
+//
+//	go run ./tools/actzooplot [-bound prop3|best] docs/act-offload-zoo.tsv out.svg
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"image/color"
+	"os"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+func main() {
+	bound := flag.String("bound", "prop3", "ratio to prop3 (001's yardstick) or best (the best certified bound)")
+	flag.Parse()
+	if flag.NArg() != 2 || (*bound != "prop3" && *bound != "best") {
+		fmt.Fprintln(os.Stderr, "usage: actzooplot [-bound prop3|best] TABLE.tsv OUT.svg")
+		os.Exit(2)
+	}
+	if err := run(flag.Arg(0), flag.Arg(1), *bound); err != nil {
+		fmt.Fprintln(os.Stderr, "actzooplot:", err)
+		os.Exit(1)
+	}
+}
+
+type series map[string]plotter.XYs // algorithm → (mem %, ratio)
+
+func read(path, bound string) ([]string, map[string]series, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var head []string
+	var nets []string
+	data := map[string]series{}
+	for line := 1; sc.Scan(); line++ {
+		cols := strings.Split(sc.Text(), "\t")
+		if line == 1 {
+			head = cols
+			continue
+		}
+		if len(cols) != len(head) {
+			return nil, nil, fmt.Errorf("%s:%d: %d columns, want %d", path, line, len(cols), len(head))
+		}
+		net := cols[0]
+		if data[net] == nil {
+			data[net] = series{}
+			nets = append(nets, net)
+		}
+		mem, err := strconv.ParseFloat(cols[2], 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: mem%% %q", path, line, cols[2])
+		}
+		for k, h := range head {
+			alg, ok := strings.CutSuffix(h, "/"+bound)
+			if !ok || cols[k] == "-" {
+				continue
+			}
+			r, err := strconv.ParseFloat(cols[k], 64)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s:%d: %s %q", path, line, h, cols[k])
+			}
+			data[net][alg] = append(data[net][alg], plotter.XY{X: mem, Y: r})
+		}
+	}
+	return nets, data, sc.Err()
+}
+
+func run(in, out, bound string) error {
+	nets, data, err := read(in, bound)
+	if err != nil {
+		return err
+	}
+	colors := map[string]color.Color{
+		"greedy":  color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+		"dynprog": color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+		"vdnn":    color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	}
+	const cols = 5
+	rows := (len(nets) + cols - 1) / cols
+	plots := make([][]*plot.Plot, rows)
+	for i := range plots {
+		plots[i] = make([]*plot.Plot, cols)
+	}
+	for i, net := range nets {
+		p := plot.New()
+		p.Title.Text = net
+		p.X.Label.Text = "memory (% from min to M_peak)"
+		p.Y.Label.Text = "makespan / " + bound
+		p.Y.Min = 1
+		for _, alg := range []string{"greedy", "dynprog", "vdnn"} {
+			xy := data[net][alg]
+			if len(xy) == 0 {
+				continue
+			}
+			l, err := plotter.NewLine(xy)
+			if err != nil {
+				return err
+			}
+			l.Color = colors[alg]
+			l.Width = vg.Points(1.2)
+			p.Add(l)
+			p.Legend.Add(alg, l)
+		}
+		p.Legend.Top = true
+		plots[i/cols][i%cols] = p
+	}
+	w, h := vg.Length(cols)*3.2*vg.Inch, vg.Length(rows)*2.6*vg.Inch
+	c := vgsvg.New(w, h)
+	dc := draw.New(c)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	canvases := plot.Align(plots, tiles, dc)
+	for i := range plots {
+		for j, p := range plots[i] {
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
+		}
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
