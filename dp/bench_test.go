@@ -4,7 +4,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/instances/zoo"
 	"github.com/memsched/memsched/verify"
 )
 
@@ -39,6 +41,40 @@ func BenchmarkFloating30(b *testing.B) {
 		res, err := SolveFloating(c, budget, Options{Slots: 100})
 		if err != nil || !res.Feasible {
 			b.Fatal(err, res.Feasible)
+		}
+	}
+}
+
+// resnet1001 is ResNet-1001 at 224×224, batch 32 (fp32, V100 profile; 337 stages), with the
+// budgets at 25, 50 and 75 % between the smallest feasible one and the store-all peak (issue 14).
+func resnet1001(b testing.TB) (*instances.Chain, []int64) {
+	c, err := zoo.ResNet(zoo.CNNConfig{Depth: 1001, Image: 224, Batch: 32})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lo := verify.MinBudget(c)
+	all, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var budgets []int64
+	for _, p := range []int64{25, 50, 75} {
+		budgets = append(budgets, lo+(all.Peak-lo)*p/100)
+	}
+	return c, budgets
+}
+
+// BenchmarkPersistentResNet1001 is C_MP, S = 500, on ResNet-1001 224/32 at 25/50/75 % budgets
+// (one op = the three solves). Target (issue 14): ≤ 1 s per solve for the whole process.
+func BenchmarkPersistentResNet1001(b *testing.B) {
+	c, budgets := resnet1001(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, budget := range budgets {
+			res, err := SolvePersistent(c, budget, Options{Slots: 500})
+			if err != nil || !res.Feasible {
+				b.Fatal(err, res.Feasible)
+			}
 		}
 	}
 }

@@ -152,6 +152,10 @@ func (p *Persistent) fill(s, t int) {
 	p.minOK[r] = int32(ok)
 }
 
+// pruneBlock is the width of the blocks of budgets that fillRange skips when a split's lower
+// bound on the block cannot beat the row's current values.
+const pruneBlock = 32
+
 // fillRange computes out[m] for mlo ≤ m ≤ mhi.
 func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi int) {
 	sc := p.sc
@@ -208,14 +212,23 @@ func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi in
 		if lo >= hi {
 			continue
 		}
-		// Re-sliced to one length so the compiler drops the bounds checks of the hot loop.
-		as, bs, os, gs := A[lo-off:hi-off], B[lo:hi], out[lo:hi], arg[lo:hi]
-		bs, os, gs = bs[:len(as)], os[:len(as)], gs[:len(as)]
 		id := int16(s2)
-		for i, x := range as {
-			if v := pre + x + bs[i]; v < os[i] {
-				os[i] = v
-				gs[i] = id
+		// The same bound block by block: on [b0, b1) the split is at least
+		// pre + A[b1-1-off] + B[b1-1], and out is at most out[b0] there, so a block where
+		// out[b0] is already at or under that bound cannot change (the table stays the same).
+		for b0 := lo; b0 < hi; b0 += pruneBlock {
+			b1 := min(b0+pruneBlock, hi)
+			if out[b0] <= pre+A[b1-1-off]+B[b1-1] {
+				continue
+			}
+			// Re-sliced to one length so the compiler drops the bounds checks of the hot loop.
+			as, bs, os, gs := A[b0-off:b1-off], B[b0:b1], out[b0:b1], arg[b0:b1]
+			bs, os, gs = bs[:len(as)], os[:len(as)], gs[:len(as)]
+			for i, x := range as {
+				if v := pre + x + bs[i]; v < os[i] {
+					os[i] = v
+					gs[i] = id
+				}
 			}
 		}
 	}
