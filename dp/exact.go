@@ -11,13 +11,16 @@ import (
 // tables (ExactOptions.MaxBreakpoints = 0).
 const DefaultMaxBreakpoints = 1 << 16
 
+// DefaultMaxTotal caps the breakpoints of a whole exact table (20 bytes each: about 1.3 GiB).
+const DefaultMaxTotal = 1 << 26
+
 // ExactOptions control the exact (slot-free) tables.
 type ExactOptions struct {
 	// MaxBreakpoints caps the breakpoints of any one sub-chain's frontier (0:
 	// DefaultMaxBreakpoints); above it the fill stops with a *BreakpointError, so that the
 	// caller falls back to slots explicitly.
 	MaxBreakpoints int
-	// MaxTotal caps the breakpoints of the whole table (0: 1<<28, about 5 GiB).
+	// MaxTotal caps the breakpoints of the whole table (0: DefaultMaxTotal).
 	MaxTotal int
 }
 
@@ -86,7 +89,7 @@ func newCaps(opt ExactOptions) *caps {
 		c.row = DefaultMaxBreakpoints
 	}
 	if c.total <= 0 {
-		c.total = 1 << 28
+		c.total = DefaultMaxTotal
 	}
 	return c
 }
@@ -125,6 +128,16 @@ type PersistentExact struct {
 // NewPersistentExact fills the exact C_MP table for budgets up to budget bytes (a^0 included).
 // It returns a *BreakpointError when a frontier outgrows opt's caps.
 func NewPersistentExact(c *instances.Chain, budget int64, opt ExactOptions) (*PersistentExact, error) {
+	return newPersistentExact(c, budget, opt, false)
+}
+
+// NewRevolveExact is NewRevolve's table (revolve's AD-model schedules, C_all only at s = t)
+// in bytes, without slots.
+func NewRevolveExact(c *instances.Chain, budget int64, opt ExactOptions) (*PersistentExact, error) {
+	return newPersistentExact(c, budget, opt, true)
+}
+
+func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, adjoint bool) (*PersistentExact, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -132,7 +145,7 @@ func NewPersistentExact(c *instances.Chain, budget int64, opt ExactOptions) (*Pe
 		return nil, fmt.Errorf("dp: negative budget %d", budget)
 	}
 	n := c.Len()
-	p := &PersistentExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n}
+	p := &PersistentExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n, adjoint: adjoint}
 	if p.avail < 0 {
 		return p, nil
 	}
