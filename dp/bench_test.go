@@ -78,3 +78,80 @@ func BenchmarkPersistentResNet1001(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPersistentResNet1001Frontier50 fills one C_MP table (S = 500) at the 75 % budget of
+// ResNet-1001 224/32 and solves (rebuild and replay) 50 budgets from it, spread from the
+// smallest feasible one. Target (issue 14): ≤ 1.2× one solve (BenchmarkPersistentResNet1001/3).
+func BenchmarkPersistentResNet1001Frontier50(b *testing.B) {
+	c, budgets := resnet1001(b)
+	lo, top := verify.MinBudget(c), budgets[2]
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := NewPersistent(c, top, Options{Slots: 500})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for k := 0; k < 50; k++ {
+			if _, err := p.Solve(lo + (top-lo)*int64(k)/49); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func zooResNet(b testing.TB, depth int) (*instances.Chain, int64) {
+	c, err := zoo.ResNet(zoo.CNNConfig{Depth: depth, Image: 224, Batch: 32})
+	if err != nil {
+		b.Fatal(err)
+	}
+	all, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, all.Peak
+}
+
+// BenchmarkFloatingExactResNet101 is the exact C_FL frontier (bytes, no slots) of ResNet-101
+// 224/32 up to its store-all peak: the optimum of 004's model at every budget.
+func BenchmarkFloatingExactResNet101(b *testing.B) { benchFloatingExact(b, 101) }
+
+// BenchmarkFloatingExactResNet152 is the same on ResNet-152 (53 stages).
+func BenchmarkFloatingExactResNet152(b *testing.B) { benchFloatingExact(b, 152) }
+
+func benchFloatingExact(b *testing.B, depth int) {
+	c, peak := zooResNet(b, depth)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewFloatingExact(c, peak, ExactOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPersistentExactResNet152 is the exact C_MP frontier of ResNet-152 224/32.
+func BenchmarkPersistentExactResNet152(b *testing.B) {
+	c, peak := zooResNet(b, 152)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewPersistentExact(c, peak, ExactOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPersistentExactResNet1001 is the exact C_MP frontier of ResNet-1001 224/32 up to
+// its store-all peak (issue 14 target: < 60 s).
+func BenchmarkPersistentExactResNet1001(b *testing.B) {
+	c, peak := zooResNet(b, 1001)
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := NewPersistentExact(c, peak, ExactOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := p.Stats()
+		b.ReportMetric(float64(st.Breakpoints), "breakpoints")
+		b.ReportMetric(float64(st.MaxBreakpoints), "max-row")
+		b.ReportMetric(float64(st.Top), "top")
+	}
+}
