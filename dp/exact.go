@@ -2,6 +2,9 @@ package dp
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
@@ -150,43 +153,92 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, adjo
 		return p, nil
 	}
 	p.rows = make([]pareto, n*(n+1)/2)
-	cp := newCaps(opt)
-	var env envelope
-	var ar arena
-	bc := p.bc
-	for t := 1; t <= n; t++ {
-		for s := t; s >= 1; s-- {
-			env.start(p.avail)
-			mAll := max(bc.d[t]+bc.abar[s]+bc.of[s], bc.d[s]+bc.abar[s]+bc.d[s-1]+bc.ob[s])
-			if s == t {
-				if mAll <= p.avail {
-					env.cur.push(mAll, bc.uf[s]+bc.ub[s], 0)
-				}
-			} else {
-				if !p.adjoint {
-					env.add(bc.uf[s]+bc.ub[s], p.row(s+1, t), bc.abar[s], nil, mAll, 0, false)
-				}
-				var fwd int64
-				pre := 0.0
-				for s2 := s + 1; s2 <= t; s2++ {
-					fwd = bc.splitPeak(s, s2, fwd)
-					pre += bc.uf[s2-1]
-					need := bc.d[t] + fwd
-					if need > p.avail {
-						break
-					}
-					env.add(pre, p.row(s2, t), bc.a[s2-1], p.row(s, s2-1), need, int32(s2), false)
-				}
-			}
-			if err := cp.check(&env.cur, s, t, 0); err != nil {
-				return nil, err
-			}
-			p.rows[p.rowOf(s, t)] = ar.keep(&env.cur)
-		}
+	// The wavefront of Persistent: columns t dealt round-robin to the cores, row (s, t) waiting
+	// until column t−1 has finished row s. Each worker has its own envelope, arena and caps.
+	workers := max(1, min(runtime.GOMAXPROCS(0), n))
+	done := make([]atomic.Int32, n+1) // done[t]: smallest s with row (s, t) filled; t+1 if none
+	for t := range done {
+		done[t].Store(int32(t + 1))
 	}
-	cp.stats.Top = len(p.row(1, n).mem)
-	p.stats = cp.stats
+	done[0].Store(0)
+	var stop atomic.Bool
+	errs := make([]error, workers)
+	cps := make([]*caps, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		cps[w] = newCaps(opt)
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			var env envelope
+			var ar arena
+			for t := 1 + w; t <= n; t += workers {
+				for s := t; s >= 1; s-- {
+					for s < t && done[t-1].Load() > int32(s) {
+						if stop.Load() {
+							return
+						}
+						runtime.Gosched()
+					}
+					if stop.Load() {
+						return
+					}
+					p.fillRow(&env, s, t)
+					if err := cps[w].check(&env.cur, s, t, 0); err != nil {
+						errs[w] = err
+						stop.Store(true)
+						return
+					}
+					p.rows[p.rowOf(s, t)] = ar.keep(&env.cur)
+					done[t].Store(int32(s))
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	var st ExactStats
+	for w := range cps {
+		if errs[w] != nil {
+			return nil, errs[w]
+		}
+		c := cps[w].stats
+		st.Frontiers += c.Frontiers
+		st.Breakpoints += c.Breakpoints
+		st.MaxBreakpoints = max(st.MaxBreakpoints, c.MaxBreakpoints)
+	}
+	if st.Breakpoints > cps[0].total {
+		return nil, &BreakpointError{Count: st.Breakpoints, Cap: cps[0].total, Total: true}
+	}
+	st.Top = len(p.row(1, n).mem)
+	p.stats = st
 	return p, nil
+}
+
+// fillRow builds row (s, t) in env.cur: the lower envelope of C_all and the splits.
+func (p *PersistentExact) fillRow(env *envelope, s, t int) {
+	bc := p.bc
+	env.start(p.avail)
+	mAll := max(bc.d[t]+bc.abar[s]+bc.of[s], bc.d[s]+bc.abar[s]+bc.d[s-1]+bc.ob[s])
+	if s == t {
+		if mAll <= p.avail {
+			env.cur.push(mAll, bc.uf[s]+bc.ub[s], 0)
+		}
+		return
+	}
+	if !p.adjoint {
+		env.add(bc.uf[s]+bc.ub[s], p.row(s+1, t), bc.abar[s], nil, mAll, 0, false)
+	}
+	var fwd int64
+	pre := 0.0
+	for s2 := s + 1; s2 <= t; s2++ {
+		fwd = bc.splitPeak(s, s2, fwd)
+		pre += bc.uf[s2-1]
+		need := bc.d[t] + fwd
+		if need > p.avail {
+			break
+		}
+		env.add(pre, p.row(s2, t), bc.a[s2-1], p.row(s, s2-1), need, int32(s2), false)
+	}
 }
 
 func (p *PersistentExact) rowOf(s, t int) int { return (s-1)*p.n - (s-1)*(s-2)/2 + (t - s) }

@@ -2,6 +2,7 @@ package dp
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -146,4 +147,23 @@ func TestExactToy(t *testing.T) {
 		require.True(t, res.Feasible)
 		assert.InDelta(t, 47.42e-3, res.Makespan, 1e-12)
 	}
+}
+
+// TestExactParallelMatchesSequential: the wavefront over several cores builds exactly the rows
+// of one core (run under -race to check the synchronization).
+func TestExactParallelMatchesSequential(t *testing.T) {
+	c := benchChain(60)
+	budget := verify.MinBudget(c) * 2
+	prev := runtime.GOMAXPROCS(1)
+	seq, err := NewPersistentExact(c, budget, ExactOptions{})
+	runtime.GOMAXPROCS(max(prev, 4))
+	require.NoError(t, err)
+	par, err := NewPersistentExact(c, budget, ExactOptions{})
+	runtime.GOMAXPROCS(prev)
+	require.NoError(t, err)
+	require.Equal(t, len(seq.rows), len(par.rows))
+	for i := range seq.rows {
+		require.Equal(t, seq.rows[i], par.rows[i], "row %d", i)
+	}
+	assert.Equal(t, seq.Stats(), par.Stats())
 }

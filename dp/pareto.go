@@ -57,9 +57,22 @@ func (e *envelope) start(hi int64) {
 	e.hi = hi
 }
 
+// relTol is the relative difference below which two makespans count as equal in a frontier:
+// sums of the same durations in another order differ in the last bits, and without it such a
+// difference would count as a (meaningless) breakpoint. A frontier is thus exact up to 1e-12
+// relative, far below what Solve's replay check (1e-9) accepts.
+const relTol = 1e-12
+
+// below is the threshold a value must be under to count as lower than v (+∞ for v = +∞).
+func below(v float64) float64 { return v * (1 - relTol) }
+
 // add merges the candidate c + A(m − offA) + B(m) (B nil: c + A(m − offA)) restricted to
 // lo ≤ m ≤ e.hi, labelled id (with argA, id | A's own argument << 16). The float sums are
 // (c + A) + B, as in the slotted tables.
+//
+// The candidate is at least bound = c + min A + min B, and the envelope is non-increasing, so
+// it can only win on the window [x, w) from its first point x to the first breakpoint w of the
+// envelope at or under bound: only that window is generated and merged.
 func (e *envelope) add(c float64, A *pareto, offA int64, B *pareto, lo int64, id int32, argA bool) {
 	if len(A.mem) == 0 || B != nil && len(B.mem) == 0 {
 		return
@@ -71,14 +84,22 @@ func (e *envelope) add(c float64, A *pareto, offA int64, B *pareto, lo int64, id
 	if x > e.hi {
 		return
 	}
-	// A candidate that cannot go below the envelope's value at its first point never wins.
 	bound := c + A.least()
 	if B != nil {
 		bound += B.least()
 	}
-	if len(e.cur.mem) > 0 && e.cur.value(x) <= bound {
-		return
+	cur := &e.cur
+	// p0: envelope breakpoints before x; w: the first one at or under bound (len if none).
+	p0 := sort.Search(len(cur.mem), func(i int) bool { return cur.mem[i] >= x })
+	w := sort.Search(len(cur.val), func(i int) bool { return cur.val[i] <= bound })
+	if w < p0 || w == p0 && p0 < len(cur.mem) && cur.mem[p0] == x {
+		return // already at or under the bound at x: the candidate never wins
 	}
+	wend := e.hi
+	if w < len(cur.mem) {
+		wend = cur.mem[w] - 1
+	}
+	// The candidate on [x, wend].
 	cd := &e.cand
 	cd.reset()
 	ia := A.at(x - offA)
@@ -95,7 +116,7 @@ func (e *envelope) add(c float64, A *pareto, offA int64, B *pareto, lo int64, id
 		return id
 	}
 	cd.push(x, v, label())
-	last := v
+	thr := below(v)
 	for {
 		next := int64(math.MaxInt64)
 		if ia+1 < len(A.mem) {
@@ -104,7 +125,7 @@ func (e *envelope) add(c float64, A *pareto, offA int64, B *pareto, lo int64, id
 		if B != nil && jb+1 < len(B.mem) {
 			next = min(next, B.mem[jb+1])
 		}
-		if next > e.hi {
+		if next > wend {
 			break
 		}
 		if ia+1 < len(A.mem) && A.mem[ia+1]+offA == next {
@@ -117,37 +138,38 @@ func (e *envelope) add(c float64, A *pareto, offA int64, B *pareto, lo int64, id
 			}
 			v += B.val[jb]
 		}
-		if better(v, last) {
+		if v < thr {
 			cd.push(next, v, label())
-			last = v
+			thr = below(v)
 		}
 	}
-	e.merge()
+	e.merge(p0, w)
 }
 
-// merge sets cur = min(cur, cand), cur winning ties.
-func (e *envelope) merge() {
+// merge sets cur = min(cur, cand), cur winning ties, where cand lies in the window between
+// cur's breakpoints p0 (the first at or after cand's start) and w (where cur is already at or
+// under every value of cand): the prefix and the suffix are copied, the window merged.
+func (e *envelope) merge(p0, w int) {
 	a, b, out := &e.cur, &e.cand, &e.tmp
-	out.reset()
-	if len(a.mem) == 0 {
-		out.mem, out.val, out.arg = append(out.mem, b.mem...), append(out.val, b.val...), append(out.arg, b.arg...)
-		e.cur, e.tmp = e.tmp, e.cur
-		return
+	out.mem = append(out.mem[:0], a.mem[:p0]...)
+	out.val = append(out.val[:0], a.val[:p0]...)
+	out.arg = append(out.arg[:0], a.arg[:p0]...)
+	va, ga := math.Inf(1), int32(0)
+	if p0 > 0 {
+		va, ga = a.val[p0-1], a.arg[p0-1]
 	}
-	inf := math.Inf(1)
-	va, vb := inf, inf
-	var ga, gb int32
-	last := inf
-	i, j := 0, 0
-	for i < len(a.mem) || j < len(b.mem) {
+	vb, gb := math.Inf(1), int32(0)
+	thr := below(va)
+	i, j := p0, 0
+	for i < w || j < len(b.mem) {
 		x := int64(math.MaxInt64)
-		if i < len(a.mem) {
+		if i < w {
 			x = a.mem[i]
 		}
 		if j < len(b.mem) {
 			x = min(x, b.mem[j])
 		}
-		if i < len(a.mem) && a.mem[i] == x {
+		if i < w && a.mem[i] == x {
 			va, ga = a.val[i], a.arg[i]
 			i++
 		}
@@ -156,26 +178,23 @@ func (e *envelope) merge() {
 			j++
 		}
 		v, g := va, ga
-		if better(vb, va) {
+		if vb < below(va) {
 			v, g = vb, gb
 		}
-		if better(v, last) {
+		if v < thr {
 			out.push(x, v, g)
-			last = v
+			thr = below(v)
 		}
 	}
+	// From a.mem[w] on the envelope is cur's own: its first breakpoint may tie the window's
+	// last value; the rest are already apart.
+	if w < len(a.mem) && !(a.val[w] < thr) {
+		w++
+	}
+	out.mem = append(out.mem, a.mem[w:]...)
+	out.val = append(out.val, a.val[w:]...)
+	out.arg = append(out.arg, a.arg[w:]...)
 	e.cur, e.tmp = e.tmp, e.cur
-}
-
-// relTol is the relative difference below which two makespans count as equal in a frontier:
-// sums of the same durations in another order differ in the last bits, and without it such a
-// difference would count as a (meaningless) breakpoint. A frontier is thus exact up to 1e-12
-// relative, far below what Solve's replay check (1e-9) accepts.
-const relTol = 1e-12
-
-// better reports whether v is lower than last by more than relTol (last may be +∞).
-func better(v, last float64) bool {
-	return v < last && (math.IsInf(last, 1) || last-v > relTol*last)
 }
 
 // arena hands out the final breakpoint lists of a table from a few large blocks.
