@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,6 +32,9 @@ type RematOptions struct {
 	Exact      bool
 	Frontier   bool
 	FreeDelete bool
+	// SequenceFile, when set, is a sequence (JSON list of {"op", "stage"}) to replay and
+	// report instead of computing one (algorithm "given"): e.g. another tool's answer.
+	SequenceFile string
 }
 
 // rematAlgos lists the algorithms of `memsched remat --algo`.
@@ -88,6 +93,7 @@ An infeasible budget is a result (feasible: false), not an error.`,
 	f.StringVar(&opts.Slots, "slots", strconv.Itoa(dp.DefaultSlots), "memory slots of the dynamic programs (sizes rounded up, budget down), or exact: no slots, exact in bytes")
 	f.BoolVar(&opts.Exact, "exact", false, "same as --slots exact")
 	f.BoolVar(&opts.Frontier, "frontier", false, "print the makespan-vs-budget frontier up to --mem (persistent, floating, revolve)")
+	f.StringVar(&opts.SequenceFile, "sequence", "", "replay this sequence (JSON list of {\"op\": \"Fall|Fck|Fn|B\", \"stage\": N}) instead of computing one")
 	f.BoolVar(&opts.FreeDelete, "free-delete", false, "SPEC §1 variant: stored values may be dropped at no cost (Del); --algo exhaustive only")
 	return cmd
 }
@@ -122,7 +128,7 @@ func runRemat(opts *RematOptions, io *IO) error {
 	}
 	rep := RematReport{Algorithm: opts.Algo, Chain: source, Budget: budget, Sequence: schedule.Sequence{}}
 	var tab rematTable
-	if contains([]string{"persistent", "floating", "revolve"}, opts.Algo) {
+	if contains([]string{"persistent", "floating", "revolve"}, opts.Algo) && opts.SequenceFile == "" {
 		if tab, rep.Exact, rep.Note, err = newRematTable(c, budget, opts.Algo, exact, dpOpt); err != nil {
 			return err
 		}
@@ -134,7 +140,18 @@ func runRemat(opts *RematOptions, io *IO) error {
 		return rematFrontier(tab, opts.Algo, io)
 	}
 	var seq schedule.Sequence
-	switch opts.Algo {
+	algo := opts.Algo
+	if opts.SequenceFile != "" {
+		algo, rep.Algorithm = "given", "given"
+		data, err := os.ReadFile(opts.SequenceFile)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(data, &seq); err != nil {
+			return fmt.Errorf("%s: %w", opts.SequenceFile, err)
+		}
+	}
+	switch algo {
 	case "persistent", "floating", "revolve":
 		res, err := tab.Solve(budget)
 		if err != nil {
@@ -165,7 +182,7 @@ func runRemat(opts *RematOptions, io *IO) error {
 	if seq != nil {
 		sim, err := verify.Remat(c, seq, simOpt)
 		if err != nil {
-			return fmt.Errorf("remat: %s returned an invalid sequence: %w", opts.Algo, err)
+			return fmt.Errorf("remat: %s returned an invalid sequence: %w", algo, err)
 		}
 		rep.Verified = true
 		rep.Makespan, rep.PeakMemory = sim.Makespan, sim.Peak

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,4 +112,29 @@ func TestRematExact(t *testing.T) {
 	require.NotEmpty(t, pts)
 	assert.InDelta(t, 0.03738, pts[len(pts)-1].Makespan, 1e-12)
 	assert.LessOrEqual(t, pts[len(pts)-1].Budget, int64(107<<20), "at most store-all's peak, 107 MiB (004 Table 2)")
+}
+
+// TestRematGivenSequence: --sequence replays another tool's sequence: 004 §3.2's at 90 MiB
+// takes 47.42 ms and fits; at 80 MiB it is reported as not fitting; a malformed file is an error.
+func TestRematGivenSequence(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "seq.json")
+	require.NoError(t, os.WriteFile(path, []byte(`[{"op":"Fck","stage":1},{"op":"Fn","stage":2},{"op":"Fn","stage":3},{"op":"Fall","stage":4},{"op":"Fall","stage":5},{"op":"Fall","stage":6},{"op":"Fall","stage":7},{"op":"B","stage":7},{"op":"B","stage":6},{"op":"B","stage":5},{"op":"B","stage":4},{"op":"Fck","stage":1},{"op":"Fn","stage":2},{"op":"Fall","stage":3},{"op":"B","stage":3},{"op":"Fall","stage":1},{"op":"Fall","stage":2},{"op":"B","stage":2},{"op":"B","stage":1}]`), 0o644))
+	code, out, stderr := run(t, "remat", "--mem", "90MiB", "--sequence", path, "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep RematReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "given", rep.Algorithm)
+	assert.True(t, rep.Feasible)
+	assert.InDelta(t, 0.04742, rep.Makespan, 1e-12)
+	code, out, stderr = run(t, "remat", "--mem", "80MiB", "--sequence", path, "--json")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.False(t, rep.Feasible)
+	assert.InDelta(t, 86.75, float64(rep.PeakMemory)/(1<<20), 0.005)
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`[{"op":"Jump","stage":1}]`), 0o644))
+	code, _, stderr = run(t, "remat", "--mem", "90MiB", "--sequence", bad)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, "bad.json")
 }
