@@ -16,14 +16,16 @@ rockmate keeps outside the budget, as it does cw[0]), fwd_tmp = ff_fwd_tmp = o_f
 Sizes are rounded up to the slot of memsched's table (q = ⌈budget/S⌉); rockmate's budget is
 ⌊budget/q⌋ − cw[0] − cw[L] (its discretize_budget).
 
-Where the makespans differ, rockmate's memory model is the reason (its solver.c):
-  - the check of B^i reads m ≥ cw[i] + cbw[i+1] + bwd_tmp (its own comment: "No cw[i+1] ??"):
-    the incoming gradient δ^{i+1} is not counted, so rockmate accepts sequences whose backward
-    steps exceed the budget under 004's model (the replay then reports peak > budget);
+Where the makespans differ, rockmate's memory model is the reason (its solver.c and rk_rotor.py):
+  - its budget is ⌊M/q⌋ − cw[0] − cw[L]: the final output, kept outside the budget, costs a whole
+    slot however small it is (ResNet-1001: 1280 B against q ≈ 244 MB), so rockmate often
+    answers memsched's makespan for one slot less;
   - a split of (a, b) is allowed only when m ≥ 004's printed m_∅^{a,b} (all forward steps up
     to b, whatever the split), which rejects persistent sequences that memsched's exact per-split
     check (SPEC §1) accepts;
-  - the loss stage's ā and the last output are rounded to slots differently (a slot at most).
+  - the check of B^i reads m ≥ cw[i] + cbw[i+1] + bwd_tmp (its own comment: "No cw[i+1] ??"):
+    the incoming gradient is not counted, so rockmate may accept sequences whose backward
+    steps exceed the budget under 004's model (the replay then reports peak > budget).
 """
 
 import argparse
