@@ -20,7 +20,7 @@ import (
 func TestExactEqualsOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(2026, 14))
 	pairs := 0
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 60; i++ {
 		c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(6), MaxSize: 7, MaxTime: 6, Integer: true,
 			WithABar: i%2 == 0, WithOverheads: i%3 != 0, WithDelta: i%5 == 0})
 		lo := verify.MinBudget(c)
