@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"github.com/memsched/memsched/heuristics/checkpoint"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -166,4 +167,33 @@ func TestExactParallelMatchesSequential(t *testing.T) {
 		require.Equal(t, seq.rows[i], par.rows[i], "row %d", i)
 	}
 	assert.Equal(t, seq.Stats(), par.Stats())
+}
+
+// TestExactInsideBracketResNet50: on a zoo chain (ResNet-50 224/32, 19 stages, GiB sizes) the
+// exact C_FL optimum lies in the 500-slot bracket at 6 budgets from the smallest feasible one
+// to the store-all peak, and at the store-all peak it is the store-all makespan.
+func TestExactInsideBracketResNet50(t *testing.T) {
+	c, peak := zooResNet(t, 50)
+	lo := verify.MinBudget(c)
+	f, err := NewFloatingExact(c, peak, ExactOptions{})
+	require.NoError(t, err)
+	for k := 0; k <= 5; k++ {
+		b := lo + (peak-lo)*int64(k)/5
+		ex, err := f.Solve(b)
+		require.NoError(t, err)
+		require.True(t, ex.Feasible, "budget %d", b)
+		lb, _, err := FloatingLowerBound(c, b, Options{Slots: 500})
+		require.NoError(t, err)
+		up, err := SolveFloating(c, b, Options{Slots: 500})
+		require.NoError(t, err)
+		assert.LessOrEqual(t, lb, ex.Makespan+1e-12, "budget %d", b)
+		if up.Feasible {
+			assert.LessOrEqual(t, ex.Makespan, up.Makespan+1e-12, "budget %d", b)
+		}
+	}
+	all, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	require.NoError(t, err)
+	top, err := f.Solve(peak)
+	require.NoError(t, err)
+	assert.InDelta(t, all.Makespan, top.Makespan, 1e-12)
 }
