@@ -1,7 +1,6 @@
 package dp
 
 import (
-	"github.com/memsched/memsched/heuristics/checkpoint"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/oracle"
