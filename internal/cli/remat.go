@@ -29,9 +29,11 @@ type RematOptions struct {
 	// fallback when their frontiers outgrow the breakpoint cap.
 	Slots string
 	// Exact is the older spelling of --slots exact.
-	Exact      bool
-	Frontier   bool
-	FreeDelete bool
+	Exact bool
+	// MaxBreakpoints caps one sub-chain's frontier in the exact tables (0: the default).
+	MaxBreakpoints int
+	Frontier       bool
+	FreeDelete     bool
 	// SequenceFile, when set, is a sequence (JSON list of {"op", "stage"}) to replay and
 	// report instead of computing one (algorithm "given"): e.g. another tool's answer.
 	SequenceFile string
@@ -92,6 +94,7 @@ An infeasible budget is a result (feasible: false), not an error.`,
 	f.StringVar(&opts.Algo, "algo", "persistent", "algorithm: "+strings.Join(rematAlgos, "|"))
 	f.StringVar(&opts.Slots, "slots", strconv.Itoa(dp.DefaultSlots), "memory slots of the dynamic programs (sizes rounded up, budget down), or exact: no slots, exact in bytes")
 	f.BoolVar(&opts.Exact, "exact", false, "same as --slots exact")
+	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "with --slots exact: cap on one sub-chain's frontier (0: 65536); above it, the slotted table, announced")
 	f.BoolVar(&opts.Frontier, "frontier", false, "print the makespan-vs-budget frontier up to --mem (persistent, floating, revolve)")
 	f.StringVar(&opts.SequenceFile, "sequence", "", "replay this sequence (JSON list of {\"op\": \"Fall|Fck|Fn|B\", \"stage\": N}) instead of computing one")
 	f.BoolVar(&opts.FreeDelete, "free-delete", false, "SPEC §1 variant: stored values may be dropped at no cost (Del); --algo exhaustive only")
@@ -114,6 +117,9 @@ func runRemat(opts *RematOptions, io *IO) error {
 		return err
 	}
 	exact = exact || opts.Exact
+	if opts.MaxBreakpoints < 0 {
+		return usageErrorf("remat: --max-breakpoints must be ≥ 0, got %d", opts.MaxBreakpoints)
+	}
 	if opts.FreeDelete && opts.Algo != "exhaustive" {
 		return usageErrorf("remat: --free-delete needs --algo exhaustive (the dynamic programs model 004 without deletion)")
 	}
@@ -129,7 +135,7 @@ func runRemat(opts *RematOptions, io *IO) error {
 	rep := RematReport{Algorithm: opts.Algo, Chain: source, Budget: budget, Sequence: schedule.Sequence{}}
 	var tab rematTable
 	if contains([]string{"persistent", "floating", "revolve"}, opts.Algo) && opts.SequenceFile == "" {
-		if tab, rep.Exact, rep.Note, err = newRematTable(c, budget, opts.Algo, exact, dpOpt); err != nil {
+		if tab, rep.Exact, rep.Note, err = newRematTable(c, budget, opts.Algo, exact, dpOpt, dp.ExactOptions{MaxBreakpoints: opts.MaxBreakpoints}); err != nil {
 			return err
 		}
 		if rep.Note != "" {
@@ -244,17 +250,17 @@ func parseSlots(v string) (slots int, exact bool, err error) {
 
 // newRematTable fills the table of algo for budget: exact in bytes when asked, falling back to
 // opt's slots — with a note saying so — when the exact frontiers outgrow their cap.
-func newRematTable(c *instances.Chain, budget int64, algo string, exact bool, opt dp.Options) (rematTable, bool, string, error) {
+func newRematTable(c *instances.Chain, budget int64, algo string, exact bool, opt dp.Options, eopt dp.ExactOptions) (rematTable, bool, string, error) {
 	if exact {
 		var t rematTable
 		var err error
 		switch algo {
 		case "persistent":
-			t, err = dp.NewPersistentExact(c, budget, dp.ExactOptions{})
+			t, err = dp.NewPersistentExact(c, budget, eopt)
 		case "floating":
-			t, err = dp.NewFloatingExact(c, budget, dp.ExactOptions{})
+			t, err = dp.NewFloatingExact(c, budget, eopt)
 		default:
-			t, err = dp.NewRevolveExact(c, budget, dp.ExactOptions{})
+			t, err = dp.NewRevolveExact(c, budget, eopt)
 		}
 		var be *dp.BreakpointError
 		switch {
@@ -264,7 +270,7 @@ func newRematTable(c *instances.Chain, budget int64, algo string, exact bool, op
 			return nil, false, "", err
 		}
 		note := fmt.Sprintf("exact table out of reach (%v); fell back to %d slots", err, opt.Slots)
-		t, _, _, err = newRematTable(c, budget, algo, false, opt)
+		t, _, _, err = newRematTable(c, budget, algo, false, opt, eopt)
 		return t, false, note, err
 	}
 	switch algo {

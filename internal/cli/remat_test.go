@@ -138,3 +138,17 @@ func TestRematGivenSequence(t *testing.T) {
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, stderr, "bad.json")
 }
+
+// TestRematExactFallback: when a frontier outgrows --max-breakpoints, remat says so on stderr and
+// in the JSON note, and answers from the slotted table (never silently).
+func TestRematExactFallback(t *testing.T) {
+	code, out, stderr := run(t, "remat", "--mem", "90MiB", "--slots", "exact", "--max-breakpoints", "1", "--json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "exact table out of reach")
+	var rep RematReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.False(t, rep.Exact)
+	assert.Contains(t, rep.Note, "fell back to 500 slots")
+	assert.Greater(t, rep.SlotSize, int64(1))
+	assert.InDelta(t, 0.04742, rep.Makespan, 1e-12)
+}
