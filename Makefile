@@ -10,7 +10,7 @@ export CGO_CFLAGS := -I/usr/include/lpsolve
 export CGO_LDFLAGS := -llpsolve55 -lcolamd -ldl -lm
 PURE := ./instances/... ./schedule/... ./model/... ./dp/... ./heuristics/... ./verify/...
 
-.PHONY: all setup build test test-pure bench demo fmt vet clean
+.PHONY: all setup build test test-pure bench bench-peers demo fmt vet clean
 
 all: build
 
@@ -39,6 +39,11 @@ bench: setup build
 	$(GO) test -tags "$(TAGS)" -run '^$$' -bench . -benchmem -benchtime 3x ./... 2>&1 | tee out/bench.txt
 	@if [ -x scripts/bench-report.sh ]; then bash scripts/bench-report.sh | tee -a out/bench.txt; fi
 	@echo "bench: report written to out/bench.txt"
+
+# memsched's C_MP against rockmate's rotor C solver (fetched from PyPI, its C file built alone);
+# minutes, not in CI. Report in out/bench-peers.txt.
+bench-peers: build
+	@bash scripts/bench-peers.sh
 
 demo: build
 	@bash scripts/demo.sh

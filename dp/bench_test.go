@@ -3,8 +3,11 @@ package dp
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 
+	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/instances/zoo"
 	"github.com/memsched/memsched/verify"
 )
 
@@ -40,5 +43,124 @@ func BenchmarkFloating30(b *testing.B) {
 		if err != nil || !res.Feasible {
 			b.Fatal(err, res.Feasible)
 		}
+	}
+}
+
+// resnet1001 is ResNet-1001 at 224×224, batch 32 (fp32, V100 profile; 337 stages), with the
+// budgets at 25, 50 and 75 % between the smallest feasible one and the store-all peak (issue 14).
+func resnet1001(b testing.TB) (*instances.Chain, []int64) {
+	c, err := zoo.ResNet(zoo.CNNConfig{Depth: 1001, Image: 224, Batch: 32})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lo := verify.MinBudget(c)
+	all, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var budgets []int64
+	for _, p := range []int64{25, 50, 75} {
+		budgets = append(budgets, lo+(all.Peak-lo)*p/100)
+	}
+	return c, budgets
+}
+
+// BenchmarkPersistentResNet1001 is C_MP, S = 500, on ResNet-1001 224/32 at 25/50/75 % budgets
+// (one op = the three solves). Target (issue 14): ≤ 1 s per solve for the whole process.
+func BenchmarkPersistentResNet1001(b *testing.B) {
+	c, budgets := resnet1001(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, budget := range budgets {
+			res, err := SolvePersistent(c, budget, Options{Slots: 500})
+			if err != nil || !res.Feasible {
+				b.Fatal(err, res.Feasible)
+			}
+		}
+	}
+}
+
+// BenchmarkPersistentResNet1001Frontier50 fills one C_MP table (S = 500) at the 75 % budget of
+// ResNet-1001 224/32 and solves (rebuild and replay) 50 budgets from it, spread from the
+// smallest feasible one. Target (issue 14): ≤ 1.2× one solve (BenchmarkPersistentResNet1001/3).
+func BenchmarkPersistentResNet1001Frontier50(b *testing.B) {
+	c, budgets := resnet1001(b)
+	lo, top := verify.MinBudget(c), budgets[2]
+	b.ReportAllocs()
+	var fill, solves time.Duration
+	for b.Loop() {
+		start := time.Now()
+		p, err := NewPersistent(c, top, Options{Slots: 500})
+		if err != nil {
+			b.Fatal(err)
+		}
+		fill += time.Since(start)
+		start = time.Now()
+		for k := 0; k < 50; k++ {
+			if _, err := p.Solve(lo + (top-lo)*int64(k)/49); err != nil {
+				b.Fatal(err)
+			}
+		}
+		solves += time.Since(start)
+	}
+	// The frontier costs (fill + 50 solves) / (fill + 1 solve) ≤ 1 + 49·solve/fill.
+	b.ReportMetric(fill.Seconds()/float64(b.N), "fill-s/op")
+	b.ReportMetric(solves.Seconds()/float64(b.N)/50, "solve-s")
+}
+
+func zooResNet(b testing.TB, depth int) (*instances.Chain, int64) {
+	c, err := zoo.ResNet(zoo.CNNConfig{Depth: depth, Image: 224, Batch: 32})
+	if err != nil {
+		b.Fatal(err)
+	}
+	all, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, all.Peak
+}
+
+// BenchmarkFloatingExactResNet101 is the exact C_FL frontier (bytes, no slots) of ResNet-101
+// 224/32 up to its store-all peak: the optimum of 004's model at every budget.
+func BenchmarkFloatingExactResNet101(b *testing.B) { benchFloatingExact(b, 101) }
+
+// BenchmarkFloatingExactResNet152 is the same on ResNet-152 (53 stages).
+func BenchmarkFloatingExactResNet152(b *testing.B) { benchFloatingExact(b, 152) }
+
+func benchFloatingExact(b *testing.B, depth int) {
+	c, peak := zooResNet(b, depth)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewFloatingExact(c, peak, ExactOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPersistentExactResNet152 is the exact C_MP frontier of ResNet-152 224/32.
+func BenchmarkPersistentExactResNet152(b *testing.B) {
+	c, peak := zooResNet(b, 152)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewPersistentExact(c, peak, ExactOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPersistentExactResNet1001 is the exact C_MP frontier of ResNet-1001 224/32 up to
+// its store-all peak (issue 14 target: < 60 s).
+func BenchmarkPersistentExactResNet1001(b *testing.B) {
+	c, peak := zooResNet(b, 1001)
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := NewPersistentExact(c, peak, ExactOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := p.Stats()
+		b.ReportMetric(float64(st.Breakpoints), "breakpoints")
+		b.ReportMetric(float64(st.MaxBreakpoints), "max-row")
+		b.ReportMetric(float64(st.Top), "top")
 	}
 }

@@ -30,15 +30,20 @@ import (
 // only, whereas the printed m_∅^{s,t} checks every forward step up to t and so misses
 // persistent sequences (docs/dp.md). The whole chain is C_MP(1, L+1, M − ω_a^0).
 type Persistent struct {
-	c       *instances.Chain
-	sc      *slotted
-	budget  int64 // bytes, a^0 included
-	m       int   // slots available beside a^0
-	n       int
-	row     []int32 // row index of (s, t), s ≤ t, at (s-1)*n + (t-1)
-	val     []float64
-	arg     []int16 // 0: F_all first; s' > 0: F_ck^s then F_∅ up to s'-1
-	minOK   []int32 // per row, the least m with a finite value (m+1 if none)
+	c      *instances.Chain
+	sc     *slotted
+	budget int64 // bytes, a^0 included
+	m      int   // slots available beside a^0
+	n      int
+	row    []int32 // row index of (s, t), s ≤ t, at (s-1)*n + (t-1)
+	val    []float64
+	arg    []int16 // 0: F_all first; s' > 0: F_ck^s then F_∅ up to s'-1
+	minOK  []int32 // per row, the least m with a finite value (m+1 if none)
+	// ends holds, per row, its value at the last budget of each block of pruneBlock budgets
+	// (the least value of the block): a compact copy of the table that the block test reads
+	// instead of the rows themselves, which do not stay in cache.
+	ends    []float64
+	nBlocks int
 	workers int
 	// adjoint restricts F_all^s to run right before B^s (revolve's AD model, see NewRevolve).
 	adjoint bool
@@ -78,6 +83,8 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	p.val = make([]float64, rows*w)
 	p.arg = make([]int16, rows*w)
 	p.minOK = make([]int32, rows)
+	p.nBlocks = m/pruneBlock + 1
+	p.ends = make([]float64, rows*p.nBlocks)
 	k := int32(0)
 	for s := 1; s <= n; s++ {
 		for t := s; t <= n; t++ {
@@ -150,7 +157,15 @@ func (p *Persistent) fill(s, t int) {
 		}
 	}
 	p.minOK[r] = int32(ok)
+	ends := p.ends[r*p.nBlocks : (r+1)*p.nBlocks]
+	for k := range ends {
+		ends[k] = out[min((k+1)*pruneBlock-1, p.m)]
+	}
 }
+
+// pruneBlock is the width of the blocks of budgets that fillRange skips when a split's lower
+// bound on the block cannot beat the row's current values.
+const pruneBlock = 32
 
 // fillRange computes out[m] for mlo ≤ m ≤ mhi.
 func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi int) {
@@ -208,15 +223,29 @@ func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi in
 		if lo >= hi {
 			continue
 		}
-		// Re-sliced to one length so the compiler drops the bounds checks of the hot loop.
-		as, bs, os, gs := A[lo-off:hi-off], B[lo:hi], out[lo:hi], arg[lo:hi]
-		bs, os, gs = bs[:len(as)], os[:len(as)], gs[:len(as)]
 		id := int16(s2)
-		for i, x := range as {
-			if v := pre + x + bs[i]; v < os[i] {
-				os[i] = v
-				gs[i] = id
+		// The same bound block by block, blocks aligned on multiples of pruneBlock: on
+		// [b0, b1) the split is at least pre + A[j] + B[b1−1] for any j ≥ b1−1−off, here the
+		// last budget of j's block (ends, in cache), and out is at most out[b0] there, so a
+		// block where out[b0] is already at or under that bound cannot change (the table stays
+		// the same, arguments included).
+		Aend, Bend := p.ends[right*p.nBlocks:(right+1)*p.nBlocks], p.ends[left*p.nBlocks:(left+1)*p.nBlocks]
+		for b0 := lo; b0 < hi; {
+			b1 := min((b0/pruneBlock+1)*pruneBlock, hi)
+			if out[b0] <= pre+Aend[(b1-1-off)/pruneBlock]+Bend[(b1-1)/pruneBlock] {
+				b0 = b1
+				continue
 			}
+			// Re-sliced to one length so the compiler drops the bounds checks of the hot loop.
+			as, bs, os, gs := A[b0-off:b1-off], B[b0:b1], out[b0:b1], arg[b0:b1]
+			bs, os, gs = bs[:len(as)], os[:len(as)], gs[:len(as)]
+			for i, x := range as {
+				if v := pre + x + bs[i]; v < os[i] {
+					os[i] = v
+					gs[i] = id
+				}
+			}
+			b0 = b1
 		}
 	}
 }

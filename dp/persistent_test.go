@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -173,5 +174,63 @@ func TestRevolve(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// naivePersistent fills C_MP straight from the recurrence (no pruning, one core): the
+// reference the pruned fill must equal value for value and argument for argument.
+func naivePersistent(p *Persistent) ([]float64, []int16) {
+	sc, w := p.sc, p.m+1
+	val := make([]float64, len(p.val))
+	arg := make([]int16, len(p.arg))
+	for i := range val {
+		val[i] = math.Inf(1)
+	}
+	row := func(s, t int) int { return p.rowOf(s, t) * w }
+	for t := 1; t <= p.n; t++ {
+		for s := t; s >= 1; s-- {
+			o := row(s, t)
+			mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
+			for m := 0; m <= p.m; m++ {
+				if s == t {
+					if m >= mAll {
+						val[o+m] = sc.uf[s] + sc.ub[s]
+					}
+					continue
+				}
+				if m >= mAll && m-sc.abar[s] >= 0 {
+					val[o+m] = sc.uf[s] + sc.ub[s] + val[row(s+1, t)+m-sc.abar[s]]
+				}
+				fwd, pre := 0, 0.0
+				for s2 := s + 1; s2 <= t; s2++ {
+					fwd = sc.splitPeak(s, s2, fwd)
+					pre += sc.uf[s2-1]
+					off := sc.a[s2-1]
+					if m < sc.d[t]+fwd || m < off {
+						continue
+					}
+					if v := pre + val[row(s2, t)+m-off] + val[row(s, s2-1)+m]; v < val[o+m] {
+						val[o+m], arg[o+m] = v, int16(s2)
+					}
+				}
+			}
+		}
+	}
+	return val, arg
+}
+
+// TestPrunedFillEqualsRecurrence: the pruned fill (lower bounds per split and per block of
+// budgets, issue 14) gives exactly the table of the plain recurrence, arguments included.
+func TestPrunedFillEqualsRecurrence(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 1))
+	for i := 0; i < 40; i++ {
+		c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(40), MaxSize: 64 << 20, MaxTime: 5e-3,
+			WithABar: true, WithOverheads: i%2 == 0, WithDelta: i%3 == 0})
+		budget := verify.MinBudget(c) * int64(1+r.IntN(4))
+		p, err := NewPersistent(c, budget, Options{Slots: 50 + r.IntN(300)})
+		require.NoError(t, err)
+		val, arg := naivePersistent(p)
+		require.Equal(t, val, p.val, "chain %d", i)
+		require.Equal(t, arg, p.arg, "chain %d", i)
 	}
 }

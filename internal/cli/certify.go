@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"text/tabwriter"
@@ -23,6 +24,8 @@ type CertifyOptions struct {
 	// Sweep > 0 certifies at Sweep budgets equally spaced from the smallest feasible budget to
 	// the store-all peak (as 004 §5.4 compares strategies), instead of at Mem.
 	Sweep int
+	// MaxBreakpoints caps the exact C_FL table's frontiers (0: dp.DefaultMaxBreakpoints).
+	MaxBreakpoints int
 }
 
 // CertifyRow is one strategy in a certification report.
@@ -42,7 +45,7 @@ type CertifyReport struct {
 	Chain  string `json:"chain"`
 	Budget int64  `json:"budget"`
 	// Optimum is the optimal makespan and OptimumBy what proves it: the exhaustive search when
-	// the chain is small enough, else C_FL in exact mode. Otherwise Optimum is the best
+	// the chain is small enough, else C_FL exact in bytes (dp.FloatingExact). Otherwise Optimum is the best
 	// sequence found (C_FL with sizes rounded up) and LowerBound a certified lower bound (C_FL
 	// with sizes rounded down, a relaxation): the optimum lies between them.
 	Optimum    float64      `json:"optimum"`
@@ -50,6 +53,8 @@ type CertifyReport struct {
 	Certified  bool         `json:"certified"`
 	LowerBound float64      `json:"lower_bound"`
 	Rows       []CertifyRow `json:"strategies"`
+	// Note says why the exact table was out of reach when the optimum is bracketed by slots.
+	Note string `json:"note,omitempty"`
 }
 
 func newCertifyCmd(io *IO) *cobra.Command {
@@ -60,8 +65,9 @@ func newCertifyCmd(io *IO) *cobra.Command {
 		Long: `certify runs every rematerialization strategy on the chain under the budget, replays each
 sequence with the simulator, and reports its makespan as a ratio to the optimum of 004's model.
 The optimum comes from the exhaustive search (chains of up to 11 stages), else from the C_FL
-dynamic program (optimal by 004 Lemma 4.4) in exact mode when the table is small enough, else
-with slots (then it is optimal only for sizes rounded to slots, and marked uncertified).
+dynamic program (optimal by 004 Lemma 4.4) exact in bytes, its sub-chains' frontiers kept as
+breakpoints, when those stay under the cap; else with slots, bracketed between sizes rounded
+down (a certified lower bound) and up (a sequence), and the report says why.
 Default: the built-in toy chain at 90 MiB (004 §3.2).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCertify(opts, io) },
@@ -70,6 +76,7 @@ Default: the built-in toy chain at 90 MiB (004 §3.2).`,
 	cmd.Flags().StringVar(&opts.Mem, "mem", "90MiB", "memory budget, everything included")
 	cmd.Flags().IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots for the dynamic programs")
 	cmd.Flags().IntVar(&opts.Sweep, "sweep", 0, "certify at N budgets from the smallest feasible one to the store-all peak")
+	cmd.Flags().IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "cap on the breakpoints of one sub-chain's frontier in the exact table (0: 65536); above it, the slotted bracket")
 	return cmd
 }
 
@@ -81,6 +88,9 @@ func runCertify(opts *CertifyOptions, io *IO) error {
 	if opts.Slots < 1 {
 		return usageErrorf("certify: --slots must be positive, got %d", opts.Slots)
 	}
+	if opts.MaxBreakpoints < 0 {
+		return usageErrorf("certify: --max-breakpoints must be ≥ 0, got %d", opts.MaxBreakpoints)
+	}
 	if opts.Sweep < 0 || opts.Sweep > 1000 {
 		return usageErrorf("certify: --sweep must be in 0..1000, got %d", opts.Sweep)
 	}
@@ -91,7 +101,7 @@ func runCertify(opts *CertifyOptions, io *IO) error {
 	if opts.Sweep > 0 {
 		return certifySweep(c, source, opts, io)
 	}
-	rep, err := certifyAt(c, source, budget, opts.Slots)
+	rep, err := certifyAt(c, source, budget, opts)
 	if err != nil {
 		return err
 	}
@@ -112,7 +122,7 @@ func certifySweep(c *instances.Chain, source string, opts *CertifyOptions, io *I
 		if opts.Sweep > 1 {
 			b = lo + (hi-lo)*int64(k)/int64(opts.Sweep-1)
 		}
-		rep, err := certifyAt(c, source, b, opts.Slots)
+		rep, err := certifyAt(c, source, b, opts)
 		if err != nil {
 			return err
 		}
@@ -155,8 +165,9 @@ func certifySweep(c *instances.Chain, source string, opts *CertifyOptions, io *I
 }
 
 // certifyAt runs every strategy at one budget.
-func certifyAt(c *instances.Chain, source string, budget int64, nslots int) (CertifyReport, error) {
+func certifyAt(c *instances.Chain, source string, budget int64, opts *CertifyOptions) (CertifyReport, error) {
 	rep := CertifyReport{Chain: source, Budget: budget, Optimum: math.NaN()}
+	nslots := opts.Slots
 	slots := dp.Options{Slots: nslots}
 	// The optimum, and what proves it.
 	var optSeq schedule.Sequence
@@ -171,15 +182,28 @@ func certifyAt(c *instances.Chain, source string, budget int64, nslots int) (Cer
 			optSeq = seq
 		}
 	default:
-		res, err := dp.SolveFloating(c, budget, dp.Options{Exact: true})
-		if err == nil {
-			rep.OptimumBy, rep.Certified = "C_FL, exact", true
+		// The exact C_FL table in bytes (its frontiers' breakpoints); when it is out of reach
+		// (too many stages or breakpoints) the slotted bracket, and the report says why.
+		var res dp.Result
+		var err error
+		f, ferr := dp.NewFloatingExact(c, budget, dp.ExactOptions{MaxBreakpoints: opts.MaxBreakpoints})
+		if ferr == nil {
+			res, err = f.Solve(budget)
+			if err != nil {
+				return rep, err
+			}
+			rep.OptimumBy, rep.Certified = "C_FL, exact in bytes", true
 		} else {
+			var be *dp.BreakpointError
+			if !errors.As(ferr, &be) && c.Len() <= dp.MaxFloatingStages {
+				return rep, ferr
+			}
 			res, err = dp.SolveFloating(c, budget, slots)
 			if err != nil {
 				return rep, err
 			}
 			rep.OptimumBy = fmt.Sprintf("C_FL, %d slots (sizes rounded up)", nslots)
+			rep.Note = fmt.Sprintf("exact C_FL out of reach: %v", ferr)
 			lb, _, err := dp.FloatingLowerBound(c, budget, slots)
 			if err != nil {
 				return rep, err
@@ -286,6 +310,9 @@ func printCertify(rep CertifyReport, c *instances.Chain, io *IO) error {
 	} else {
 		fmt.Fprintf(io.Out, "optimum: between %s (certified lower bound: C_FL with sizes rounded down) and %s (best sequence: %s)\n",
 			instances.FormatDuration(rep.LowerBound), instances.FormatDuration(rep.Optimum), rep.OptimumBy)
+	}
+	if rep.Note != "" {
+		fmt.Fprintf(io.Out, "note:    %s\n", rep.Note)
 	}
 	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 	header := "ratio to optimum"

@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -17,13 +21,22 @@ import (
 
 // RematOptions are the flags of `memsched remat`.
 type RematOptions struct {
-	ChainFile  string
-	Mem        string // budget, e.g. "90MiB"
-	Algo       string
-	Slots      int
-	Exact      bool
-	Frontier   bool
-	FreeDelete bool
+	ChainFile string
+	Mem       string // budget, e.g. "90MiB"
+	Algo      string
+	// Slots is the number of memory slots of the dynamic programs, or "exact": the exact
+	// tables in bytes (dp.PersistentExact, dp.FloatingExact), with slots as the announced
+	// fallback when their frontiers outgrow the breakpoint cap.
+	Slots string
+	// Exact is the older spelling of --slots exact.
+	Exact bool
+	// MaxBreakpoints caps one sub-chain's frontier in the exact tables (0: the default).
+	MaxBreakpoints int
+	Frontier       bool
+	FreeDelete     bool
+	// SequenceFile, when set, is a sequence (JSON list of {"op", "stage"}) to replay and
+	// report instead of computing one (algorithm "given"): e.g. another tool's answer.
+	SequenceFile string
 }
 
 // rematAlgos lists the algorithms of `memsched remat --algo`.
@@ -41,6 +54,10 @@ type RematReport struct {
 	Verified   bool              `json:"verified"`
 	Segments   int               `json:"segments,omitempty"`
 	SlotSize   int64             `json:"slot_size,omitempty"`
+	// Exact is true when the dynamic program ran in bytes, without slots; Note says why an
+	// exact run fell back to slots.
+	Exact bool   `json:"exact,omitempty"`
+	Note  string `json:"note,omitempty"`
 }
 
 // FrontierPoint is one row of `memsched remat --frontier`.
@@ -62,6 +79,11 @@ chain under the budget and replays it with the simulator. Algorithms:
   store-all   no rematerialization (PyTorch default)
   sequential  PyTorch checkpoint_sequential, best of 1..2√(L+1) segments
   revolve     Griewank–Walther's AD-model schedule with F_all before each B
+The dynamic programs divide the budget into --slots slots (sizes rounded up, so sequences
+always fit). --slots exact builds them in bytes instead, keeping each sub-chain's frontier as
+its breakpoints: the exact optimum of the class at every budget, and with --frontier the exact
+makespan-vs-budget frontier. If a frontier outgrows the breakpoint cap, remat says so on stderr
+(and in the JSON note) and uses 500 slots.
 An infeasible budget is a result (feasible: false), not an error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRemat(opts, io) },
@@ -70,9 +92,11 @@ An infeasible budget is a result (feasible: false), not an error.`,
 	f.StringVar(&opts.ChainFile, "chain", "", "chain file (memsched.chain/v1); default: the built-in toy chain")
 	f.StringVar(&opts.Mem, "mem", "", "memory budget, everything included (e.g. 90MiB, 16GB; a bare number is bytes)")
 	f.StringVar(&opts.Algo, "algo", "persistent", "algorithm: "+strings.Join(rematAlgos, "|"))
-	f.IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots of the dynamic programs (sizes rounded up, budget down)")
-	f.BoolVar(&opts.Exact, "exact", false, "1-byte slots (exact; small integer instances only)")
+	f.StringVar(&opts.Slots, "slots", strconv.Itoa(dp.DefaultSlots), "memory slots of the dynamic programs (sizes rounded up, budget down), or exact: no slots, exact in bytes")
+	f.BoolVar(&opts.Exact, "exact", false, "same as --slots exact")
+	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "with --slots exact: cap on one sub-chain's frontier (0: 65536); above it, the slotted table, announced")
 	f.BoolVar(&opts.Frontier, "frontier", false, "print the makespan-vs-budget frontier up to --mem (persistent, floating, revolve)")
+	f.StringVar(&opts.SequenceFile, "sequence", "", "replay this sequence (JSON list of {\"op\": \"Fall|Fck|Fn|B\", \"stage\": N}) instead of computing one")
 	f.BoolVar(&opts.FreeDelete, "free-delete", false, "SPEC §1 variant: stored values may be dropped at no cost (Del); --algo exhaustive only")
 	return cmd
 }
@@ -88,8 +112,13 @@ func runRemat(opts *RematOptions, io *IO) error {
 	if !contains(rematAlgos, opts.Algo) {
 		return usageErrorf("remat: unknown --algo %q (want %s)", opts.Algo, strings.Join(rematAlgos, ", "))
 	}
-	if opts.Slots < 1 {
-		return usageErrorf("remat: --slots must be positive, got %d", opts.Slots)
+	slots, exact, err := parseSlots(opts.Slots)
+	if err != nil {
+		return err
+	}
+	exact = exact || opts.Exact
+	if opts.MaxBreakpoints < 0 {
+		return usageErrorf("remat: --max-breakpoints must be ≥ 0, got %d", opts.MaxBreakpoints)
 	}
 	if opts.FreeDelete && opts.Algo != "exhaustive" {
 		return usageErrorf("remat: --free-delete needs --algo exhaustive (the dynamic programs model 004 without deletion)")
@@ -99,26 +128,38 @@ func runRemat(opts *RematOptions, io *IO) error {
 	if err != nil {
 		return err
 	}
-	dpOpt := dp.Options{Slots: opts.Slots, Exact: opts.Exact}
-	if opts.Frontier {
-		return rematFrontier(c, budget, opts.Algo, dpOpt, io)
+	dpOpt := dp.Options{Slots: slots}
+	if slots == 0 {
+		dpOpt.Slots = dp.DefaultSlots
 	}
 	rep := RematReport{Algorithm: opts.Algo, Chain: source, Budget: budget, Sequence: schedule.Sequence{}}
-	var seq schedule.Sequence
-	switch opts.Algo {
-	case "persistent", "floating", "revolve":
-		var res dp.Result
-		switch opts.Algo {
-		case "persistent":
-			res, err = dp.SolvePersistent(c, budget, dpOpt)
-		case "floating":
-			res, err = dp.SolveFloating(c, budget, dpOpt)
-		default:
-			var t *dp.Persistent
-			if t, err = dp.NewRevolve(c, budget, dpOpt); err == nil {
-				res, err = t.Solve(budget)
-			}
+	var tab rematTable
+	if contains([]string{"persistent", "floating", "revolve"}, opts.Algo) && opts.SequenceFile == "" {
+		if tab, rep.Exact, rep.Note, err = newRematTable(c, budget, opts.Algo, exact, dpOpt, dp.ExactOptions{MaxBreakpoints: opts.MaxBreakpoints}); err != nil {
+			return err
 		}
+		if rep.Note != "" {
+			fmt.Fprintf(io.ErrOut, "memsched: %s\n", rep.Note)
+		}
+	}
+	if opts.Frontier {
+		return rematFrontier(tab, opts.Algo, io)
+	}
+	var seq schedule.Sequence
+	algo := opts.Algo
+	if opts.SequenceFile != "" {
+		algo, rep.Algorithm = "given", "given"
+		data, err := os.ReadFile(opts.SequenceFile)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(data, &seq); err != nil {
+			return fmt.Errorf("%s: %w", opts.SequenceFile, err)
+		}
+	}
+	switch algo {
+	case "persistent", "floating", "revolve":
+		res, err := tab.Solve(budget)
 		if err != nil {
 			return err
 		}
@@ -147,7 +188,7 @@ func runRemat(opts *RematOptions, io *IO) error {
 	if seq != nil {
 		sim, err := verify.Remat(c, seq, simOpt)
 		if err != nil {
-			return fmt.Errorf("remat: %s returned an invalid sequence: %w", opts.Algo, err)
+			return fmt.Errorf("remat: %s returned an invalid sequence: %w", algo, err)
 		}
 		rep.Verified = true
 		rep.Makespan, rep.PeakMemory = sim.Makespan, sim.Peak
@@ -173,6 +214,12 @@ func runRemat(opts *RematOptions, io *IO) error {
 		return w.Flush()
 	}
 	fmt.Fprintf(w, "feasible\tyes\n")
+	switch {
+	case rep.Exact:
+		fmt.Fprintf(w, "memory\texact, in bytes (no slots)\n")
+	case rep.SlotSize > 0:
+		fmt.Fprintf(w, "memory\tslots of %d B (sizes rounded up)\n", rep.SlotSize)
+	}
 	fmt.Fprintf(w, "makespan\t%s (%.9g s)\n", instances.FormatDuration(rep.Makespan), rep.Makespan)
 	fmt.Fprintf(w, "peak memory\t%s (%d B)\n", instances.FormatSize(rep.PeakMemory), rep.PeakMemory)
 	if rep.Segments > 0 {
@@ -183,28 +230,67 @@ func runRemat(opts *RematOptions, io *IO) error {
 	return w.Flush()
 }
 
-func rematFrontier(c *instances.Chain, budget int64, algo string, opt dp.Options, io *IO) error {
-	var pts []dp.Point
+// rematTable is a filled dynamic-programming table: slotted or exact, any of the three.
+type rematTable interface {
+	Solve(budget int64) (dp.Result, error)
+	Frontier() []dp.Point
+}
+
+// parseSlots reads --slots: a positive number of slots, or "exact" (slots = 0).
+func parseSlots(v string) (slots int, exact bool, err error) {
+	if strings.EqualFold(v, "exact") {
+		return 0, true, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, false, usageErrorf("remat: --slots must be a positive number or exact, got %q", v)
+	}
+	return n, false, nil
+}
+
+// newRematTable fills the table of algo for budget: exact in bytes when asked, falling back to
+// opt's slots — with a note saying so — when the exact frontiers outgrow their cap.
+func newRematTable(c *instances.Chain, budget int64, algo string, exact bool, opt dp.Options, eopt dp.ExactOptions) (rematTable, bool, string, error) {
+	if exact {
+		var t rematTable
+		var err error
+		switch algo {
+		case "persistent":
+			t, err = dp.NewPersistentExact(c, budget, eopt)
+		case "floating":
+			t, err = dp.NewFloatingExact(c, budget, eopt)
+		default:
+			t, err = dp.NewRevolveExact(c, budget, eopt)
+		}
+		var be *dp.BreakpointError
+		switch {
+		case err == nil:
+			return t, true, "", nil
+		case !errors.As(err, &be):
+			return nil, false, "", err
+		}
+		note := fmt.Sprintf("exact table out of reach (%v); fell back to %d slots", err, opt.Slots)
+		t, _, _, err = newRematTable(c, budget, algo, false, opt, eopt)
+		return t, false, note, err
+	}
 	switch algo {
-	case "persistent", "revolve":
-		mk := dp.NewPersistent
-		if algo == "revolve" {
-			mk = dp.NewRevolve
-		}
-		t, err := mk(c, budget, opt)
-		if err != nil {
-			return err
-		}
-		pts = t.Frontier()
+	case "persistent":
+		t, err := dp.NewPersistent(c, budget, opt)
+		return t, false, "", err
 	case "floating":
 		t, err := dp.NewFloating(c, budget, opt)
-		if err != nil {
-			return err
-		}
-		pts = t.Frontier()
+		return t, false, "", err
 	default:
+		t, err := dp.NewRevolve(c, budget, opt)
+		return t, false, "", err
+	}
+}
+
+func rematFrontier(tab rematTable, algo string, io *IO) error {
+	if tab == nil {
 		return usageErrorf("remat: --frontier needs --algo persistent, floating or revolve")
 	}
+	pts := tab.Frontier()
 	out := make([]FrontierPoint, len(pts))
 	for i, p := range pts {
 		out[i] = FrontierPoint(p)

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,9 +58,9 @@ func TestRematBadInput(t *testing.T) {
 		{[]string{"remat"}, "--mem is required"},
 		{[]string{"remat", "--mem", "90MB/s"}, "--mem"},
 		{[]string{"remat", "--mem", "90MiB", "--algo", "magic"}, `unknown --algo "magic"`},
-		{[]string{"remat", "--mem", "90MiB", "--slots", "0"}, "--slots must be positive"},
+		{[]string{"remat", "--mem", "90MiB", "--slots", "0"}, "--slots must be a positive number or exact"},
 		{[]string{"remat", "--mem", "90MiB", "--frontier", "--algo", "exhaustive"}, "--frontier needs"},
-		{[]string{"remat", "--mem", "1GiB", "--exact"}, "too many"},
+		{[]string{"remat", "--mem", "90MiB", "--slots", "many"}, "--slots must be a positive number or exact"},
 		{[]string{"remat", "--mem", "90MiB", "--free-delete"}, "--free-delete needs --algo exhaustive"},
 	}
 	for _, c := range cases {
@@ -77,4 +79,76 @@ func TestRematFreeDelete(t *testing.T) {
 	require.True(t, rep.Feasible)
 	assert.LessOrEqual(t, rep.Makespan, 0.04742+1e-12)
 	assert.True(t, rep.Verified)
+}
+
+// TestRematExact: --slots exact (and its older spelling --exact) solves in bytes: on the toy at
+// 90 MiB the 004 §3.2 optimum, at 1 GiB (2^30 one-byte slots, once out of reach) store-all's
+// 37.38 ms; the exact frontier ends at the store-all makespan, reached at or below its peak.
+func TestRematExact(t *testing.T) {
+	for _, args := range [][]string{{"--slots", "exact"}, {"--exact"}} {
+		for _, algo := range []string{"persistent", "floating", "revolve"} {
+			code, out, stderr := run(t, append([]string{"remat", "--mem", "90MiB", "--algo", algo, "--json"}, args...)...)
+			require.Equal(t, 0, code, stderr)
+			var rep RematReport
+			require.NoError(t, json.Unmarshal([]byte(out), &rep))
+			assert.True(t, rep.Exact, algo)
+			assert.True(t, rep.Verified, algo)
+			if algo != "revolve" {
+				assert.InDelta(t, 0.04742, rep.Makespan, 1e-12, algo)
+			} else {
+				assert.InDelta(t, 0.05506, rep.Makespan, 1e-12, algo)
+			}
+		}
+	}
+	code, out, stderr := run(t, "remat", "--mem", "1GiB", "--slots", "exact", "--algo", "floating", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep RematReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.InDelta(t, 0.03738, rep.Makespan, 1e-12)
+	code, out, stderr = run(t, "remat", "--mem", "1GiB", "--slots", "exact", "--frontier", "--json")
+	require.Equal(t, 0, code, stderr)
+	var pts []FrontierPoint
+	require.NoError(t, json.Unmarshal([]byte(out), &pts))
+	require.NotEmpty(t, pts)
+	assert.InDelta(t, 0.03738, pts[len(pts)-1].Makespan, 1e-12)
+	assert.LessOrEqual(t, pts[len(pts)-1].Budget, int64(107<<20), "at most store-all's peak, 107 MiB (004 Table 2)")
+}
+
+// TestRematGivenSequence: --sequence replays another tool's sequence: 004 §3.2's at 90 MiB
+// takes 47.42 ms and fits; at 80 MiB it is reported as not fitting; a malformed file is an error.
+func TestRematGivenSequence(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "seq.json")
+	require.NoError(t, os.WriteFile(path, []byte(`[{"op":"Fck","stage":1},{"op":"Fn","stage":2},{"op":"Fn","stage":3},{"op":"Fall","stage":4},{"op":"Fall","stage":5},{"op":"Fall","stage":6},{"op":"Fall","stage":7},{"op":"B","stage":7},{"op":"B","stage":6},{"op":"B","stage":5},{"op":"B","stage":4},{"op":"Fck","stage":1},{"op":"Fn","stage":2},{"op":"Fall","stage":3},{"op":"B","stage":3},{"op":"Fall","stage":1},{"op":"Fall","stage":2},{"op":"B","stage":2},{"op":"B","stage":1}]`), 0o644))
+	code, out, stderr := run(t, "remat", "--mem", "90MiB", "--sequence", path, "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep RematReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "given", rep.Algorithm)
+	assert.True(t, rep.Feasible)
+	assert.InDelta(t, 0.04742, rep.Makespan, 1e-12)
+	code, out, stderr = run(t, "remat", "--mem", "80MiB", "--sequence", path, "--json")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.False(t, rep.Feasible)
+	assert.InDelta(t, 86.75, float64(rep.PeakMemory)/(1<<20), 0.005)
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`[{"op":"Jump","stage":1}]`), 0o644))
+	code, _, stderr = run(t, "remat", "--mem", "90MiB", "--sequence", bad)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, "bad.json")
+}
+
+// TestRematExactFallback: when a frontier outgrows --max-breakpoints, remat says so on stderr and
+// in the JSON note, and answers from the slotted table (never silently).
+func TestRematExactFallback(t *testing.T) {
+	code, out, stderr := run(t, "remat", "--mem", "90MiB", "--slots", "exact", "--max-breakpoints", "1", "--json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "exact table out of reach")
+	var rep RematReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.False(t, rep.Exact)
+	assert.Contains(t, rep.Note, "fell back to 500 slots")
+	assert.Greater(t, rep.SlotSize, int64(1))
+	assert.InDelta(t, 0.04742, rep.Makespan, 1e-12)
 }

@@ -1,0 +1,497 @@
+package dp
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
+)
+
+// DefaultMaxBreakpoints caps the breakpoints one sub-chain's frontier may hold in the exact
+// tables (ExactOptions.MaxBreakpoints = 0).
+const DefaultMaxBreakpoints = 1 << 16
+
+// DefaultMaxTotal caps the breakpoints of a whole exact table (20 bytes each: about 1.3 GiB).
+const DefaultMaxTotal = 1 << 26
+
+// ExactOptions control the exact (slot-free) tables.
+type ExactOptions struct {
+	// MaxBreakpoints caps the breakpoints of any one sub-chain's frontier (0:
+	// DefaultMaxBreakpoints); above it the fill stops with a *BreakpointError, so that the
+	// caller falls back to slots explicitly.
+	MaxBreakpoints int
+	// MaxTotal caps the breakpoints of the whole table (0: DefaultMaxTotal).
+	MaxTotal int
+}
+
+// BreakpointError reports that an exact table outgrew its cap: the frontiers have too many
+// breakpoints for the exact algorithm, and the caller should use slots.
+type BreakpointError struct {
+	S, T, L int // the sub-chain whose frontier overflowed (L: its δ, floating only)
+	Count   int // its breakpoints, or the table's when Total
+	Cap     int
+	Total   bool
+}
+
+func (e *BreakpointError) Error() string {
+	if e.Total {
+		return fmt.Sprintf("dp: exact: the table holds more than %d breakpoints in all; use slots", e.Cap)
+	}
+	return fmt.Sprintf("dp: exact: the frontier of sub-chain (%d, %d) has %d breakpoints, above the cap %d; use slots", e.S, e.T, e.Count, e.Cap)
+}
+
+// ExactStats describe the size of an exact table.
+type ExactStats struct {
+	// Frontiers is the number of sub-chain frontiers; Breakpoints their breakpoints in all;
+	// MaxBreakpoints the largest one; Top the breakpoints of the whole chain's frontier.
+	Frontiers, Breakpoints, MaxBreakpoints, Top int
+}
+
+// bytesChain is the chain's sizes in bytes, indexed like slotted's.
+type bytesChain struct {
+	n          int
+	uf, ub     []float64
+	a, abar, d []int64
+	of, ob     []int64
+}
+
+func newBytesChain(c *instances.Chain) *bytesChain {
+	n := c.Len()
+	b := &bytesChain{n: n, uf: make([]float64, n+1), ub: make([]float64, n+1), a: make([]int64, n+1),
+		abar: make([]int64, n+1), d: make([]int64, n+1), of: make([]int64, n+1), ob: make([]int64, n+1)}
+	b.a[0], b.abar[0], b.d[0] = c.A0, c.A0, c.Delta0
+	for l := 1; l <= n; l++ {
+		st := c.Stage(l)
+		b.uf[l], b.ub[l] = st.UF, st.UB
+		b.a[l], b.abar[l], b.d[l], b.of[l], b.ob[l] = st.A, st.ABar, st.Delta, st.OF, st.OB
+	}
+	return b
+}
+
+// splitPeak is slotted.splitPeak in bytes.
+func (b *bytesChain) splitPeak(s, s2 int, prev int64) int64 {
+	if s2 == s+1 {
+		return b.a[s] + b.of[s]
+	}
+	j := s2 - 1
+	return max(prev, b.a[j-1]+b.a[j]+b.of[j])
+}
+
+// caps checks a finished frontier against the options.
+type caps struct {
+	row, total int
+	stats      ExactStats
+}
+
+func newCaps(opt ExactOptions) *caps {
+	c := &caps{row: opt.MaxBreakpoints, total: opt.MaxTotal}
+	if c.row <= 0 {
+		c.row = DefaultMaxBreakpoints
+	}
+	if c.total <= 0 {
+		c.total = DefaultMaxTotal
+	}
+	return c
+}
+
+func (c *caps) check(p *pareto, s, t, l int) error {
+	n := len(p.mem)
+	c.stats.Frontiers++
+	c.stats.Breakpoints += n
+	c.stats.MaxBreakpoints = max(c.stats.MaxBreakpoints, n)
+	if n > c.row {
+		return &BreakpointError{S: s, T: t, L: l, Count: n, Cap: c.row}
+	}
+	if c.stats.Breakpoints > c.total {
+		return &BreakpointError{Count: c.stats.Breakpoints, Cap: c.total, Total: true}
+	}
+	return nil
+}
+
+// PersistentExact is the C_MP recurrence of Persistent (004 Thm 4.8, with SPEC §1's per-split
+// memory check) in bytes, without slots: each row C_MP(s, t, ·) is kept as its breakpoints,
+// the Pareto set of (memory, makespan) pairs. C_MP(s, t, ·) is a non-increasing step function
+// of m; the candidates of the recurrence are sums of shifted step functions, and the row is
+// their lower envelope (envelope), so the table is exact at every budget up to the one it is
+// built for, and its top row is the whole makespan-versus-budget frontier.
+type PersistentExact struct {
+	c       *instances.Chain
+	bc      *bytesChain
+	budget  int64
+	avail   int64 // budget − ω_a^0
+	n       int
+	rows    []pareto // rowOf(s, t)
+	stats   ExactStats
+	adjoint bool
+}
+
+// NewPersistentExact fills the exact C_MP table for budgets up to budget bytes (a^0 included).
+// It returns a *BreakpointError when a frontier outgrows opt's caps.
+func NewPersistentExact(c *instances.Chain, budget int64, opt ExactOptions) (*PersistentExact, error) {
+	return newPersistentExact(c, budget, opt, false)
+}
+
+// NewRevolveExact is NewRevolve's table (revolve's AD-model schedules, C_all only at s = t)
+// in bytes, without slots.
+func NewRevolveExact(c *instances.Chain, budget int64, opt ExactOptions) (*PersistentExact, error) {
+	return newPersistentExact(c, budget, opt, true)
+}
+
+func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, adjoint bool) (*PersistentExact, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if budget < 0 {
+		return nil, fmt.Errorf("dp: negative budget %d", budget)
+	}
+	n := c.Len()
+	p := &PersistentExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n, adjoint: adjoint}
+	if p.avail < 0 {
+		return p, nil
+	}
+	p.rows = make([]pareto, n*(n+1)/2)
+	// The wavefront of Persistent: columns t dealt round-robin to the cores, row (s, t) waiting
+	// until column t−1 has finished row s. Each worker has its own envelope, arena and caps.
+	workers := max(1, min(runtime.GOMAXPROCS(0), n))
+	done := make([]atomic.Int32, n+1) // done[t]: smallest s with row (s, t) filled; t+1 if none
+	for t := range done {
+		done[t].Store(int32(t + 1))
+	}
+	done[0].Store(0)
+	var stop atomic.Bool
+	errs := make([]error, workers)
+	cps := make([]*caps, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		cps[w] = newCaps(opt)
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			var env envelope
+			var ar arena
+			for t := 1 + w; t <= n; t += workers {
+				for s := t; s >= 1; s-- {
+					for s < t && done[t-1].Load() > int32(s) {
+						if stop.Load() {
+							return
+						}
+						runtime.Gosched()
+					}
+					if stop.Load() {
+						return
+					}
+					p.fillRow(&env, s, t)
+					if err := cps[w].check(&env.cur, s, t, 0); err != nil {
+						errs[w] = err
+						stop.Store(true)
+						return
+					}
+					p.rows[p.rowOf(s, t)] = ar.keep(&env.cur)
+					done[t].Store(int32(s))
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	var st ExactStats
+	for w := range cps {
+		if errs[w] != nil {
+			return nil, errs[w]
+		}
+		c := cps[w].stats
+		st.Frontiers += c.Frontiers
+		st.Breakpoints += c.Breakpoints
+		st.MaxBreakpoints = max(st.MaxBreakpoints, c.MaxBreakpoints)
+	}
+	if st.Breakpoints > cps[0].total {
+		return nil, &BreakpointError{Count: st.Breakpoints, Cap: cps[0].total, Total: true}
+	}
+	st.Top = len(p.row(1, n).mem)
+	p.stats = st
+	return p, nil
+}
+
+// fillRow builds row (s, t) in env.cur: the lower envelope of C_all and the splits.
+func (p *PersistentExact) fillRow(env *envelope, s, t int) {
+	bc := p.bc
+	env.start(p.avail)
+	mAll := max(bc.d[t]+bc.abar[s]+bc.of[s], bc.d[s]+bc.abar[s]+bc.d[s-1]+bc.ob[s])
+	if s == t {
+		if mAll <= p.avail {
+			env.cur.push(mAll, bc.uf[s]+bc.ub[s], 0)
+		}
+		return
+	}
+	if !p.adjoint {
+		env.add(bc.uf[s]+bc.ub[s], p.row(s+1, t), bc.abar[s], nil, mAll, 0, false)
+	}
+	var fwd int64
+	pre := 0.0
+	for s2 := s + 1; s2 <= t; s2++ {
+		fwd = bc.splitPeak(s, s2, fwd)
+		pre += bc.uf[s2-1]
+		need := bc.d[t] + fwd
+		if need > p.avail {
+			break
+		}
+		env.add(pre, p.row(s2, t), bc.a[s2-1], p.row(s, s2-1), need, int32(s2), false)
+	}
+}
+
+func (p *PersistentExact) rowOf(s, t int) int { return (s-1)*p.n - (s-1)*(s-2)/2 + (t - s) }
+
+func (p *PersistentExact) row(s, t int) *pareto { return &p.rows[p.rowOf(s, t)] }
+
+// Stats returns the size of the table.
+func (p *PersistentExact) Stats() ExactStats { return p.stats }
+
+// Solve returns the best persistent sequence for budget ≤ the table's budget, exact in bytes,
+// replayed by verify.Remat as in Persistent.Solve.
+func (p *PersistentExact) Solve(budget int64) (Result, error) {
+	if budget > p.budget {
+		return Result{}, fmt.Errorf("dp: budget %d above the table's %d", budget, p.budget)
+	}
+	res := Result{Budget: budget, SlotSize: 1}
+	m := budget - p.c.A0
+	if m < 0 || p.avail < 0 {
+		return res, nil
+	}
+	top := p.row(1, p.n)
+	i := top.at(m)
+	if i < 0 {
+		return res, nil
+	}
+	seq := make(schedule.Sequence, 0, 4*p.n)
+	p.rebuild(&seq, 1, p.n, m)
+	return check(p.c, seq, top.val[i], budget, res)
+}
+
+func (p *PersistentExact) rebuild(seq *schedule.Sequence, s, t int, m int64) {
+	if s == t {
+		*seq = append(*seq, schedule.Op{Kind: schedule.Fall, Stage: s}, schedule.Op{Kind: schedule.B, Stage: s})
+		return
+	}
+	r := p.row(s, t)
+	s2 := int(r.arg[r.at(m)])
+	if s2 == 0 {
+		*seq = append(*seq, schedule.Op{Kind: schedule.Fall, Stage: s})
+		p.rebuild(seq, s+1, t, m-p.bc.abar[s])
+		*seq = append(*seq, schedule.Op{Kind: schedule.B, Stage: s})
+		return
+	}
+	*seq = append(*seq, schedule.Op{Kind: schedule.Fck, Stage: s})
+	for j := s + 1; j < s2; j++ {
+		*seq = append(*seq, schedule.Op{Kind: schedule.Fn, Stage: j})
+	}
+	p.rebuild(seq, s2, t, m-p.bc.a[s2-1])
+	p.rebuild(seq, s, s2-1, m)
+}
+
+// Frontier returns the exact makespan-versus-budget frontier up to the table's budget: each
+// point is the least budget (bytes, a^0 included) at which its makespan is reached.
+func (p *PersistentExact) Frontier() []Point {
+	if p.avail < 0 {
+		return nil
+	}
+	return paretoPoints(p.row(1, p.n), p.c.A0)
+}
+
+func paretoPoints(top *pareto, a0 int64) []Point {
+	pts := make([]Point, len(top.mem))
+	for i := range top.mem {
+		pts[i] = Point{Budget: a0 + top.mem[i], Makespan: top.val[i]}
+	}
+	return pts
+}
+
+// FloatingExact is the C_FL recurrence of Floating (004 §4.3, re-derived: tables G and H,
+// docs/dp.md) in bytes, without slots, each G(s, t, ℓ, ·) and H(s, t, ℓ, ·) kept as its
+// breakpoints. By 004 Lemma 4.4 its top frontier is the exact optimum of 004's model at every
+// budget up to the one it is built for.
+type FloatingExact struct {
+	c      *instances.Chain
+	bc     *bytesChain
+	budget int64
+	avail  int64
+	n      int
+	idx    []int32 // (s, t, ℓ) → state, as Floating's
+	g, h   []pareto
+	stats  ExactStats
+}
+
+// NewFloatingExact fills the exact C_FL tables for budgets up to budget bytes (a^0
+// included). It returns a *BreakpointError when a frontier outgrows opt's caps.
+func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*FloatingExact, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if budget < 0 {
+		return nil, fmt.Errorf("dp: negative budget %d", budget)
+	}
+	n := c.Len()
+	if n > MaxFloatingStages {
+		return nil, fmt.Errorf("dp: floating: %d stages is too many (at most %d); use the persistent algorithm", n, MaxFloatingStages)
+	}
+	f := &FloatingExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n}
+	if f.avail < 0 {
+		return f, nil
+	}
+	f.idx = make([]int32, (n+1)*(n+1)*(n+1))
+	k := int32(0)
+	for i := range f.idx {
+		f.idx[i] = -1
+	}
+	for s := 1; s <= n; s++ {
+		for t := s; t <= n; t++ {
+			for l := t; l <= n; l++ {
+				f.idx[f.key(s, t, l)] = k
+				k++
+			}
+		}
+	}
+	f.g, f.h = make([]pareto, k), make([]pareto, k)
+	cp := newCaps(opt)
+	x := make([]pareto, n+1) // X(t', ·) for the current (r, ℓ)
+	var env envelope
+	var ar arena
+	bc := f.bc
+	for l := 1; l <= n; l++ {
+		for r := l; r >= 1; r-- {
+			// X(t', m) = min_{r < s' ≤ t'} Σ_{j=r}^{s'-1} u_f^j + G(s', t', ℓ, m − ω_a^{s'-1}),
+			// for m ≥ the split's forward peak with δ^ℓ.
+			for t2 := r + 1; t2 <= l; t2++ {
+				env.start(f.avail)
+				var fwd int64
+				pre := 0.0
+				for s2 := r + 1; s2 <= t2; s2++ {
+					fwd = bc.splitPeak(r, s2, fwd)
+					pre += bc.uf[s2-1]
+					need := bc.d[l] + fwd
+					if need > f.avail {
+						break
+					}
+					env.add(pre, f.row(f.g, s2, t2, l), bc.a[s2-1], nil, need, int32(s2), false)
+				}
+				x[t2] = ar.keep(&env.cur)
+			}
+			for t := r; t <= l; t++ {
+				env.start(f.avail)
+				if t == r {
+					need := max(bc.d[l]+bc.abar[r]+bc.of[r], bc.d[r]+bc.abar[r]+bc.d[r-1]+bc.ob[r])
+					base := bc.uf[r] + bc.ub[r]
+					if l == r {
+						if need <= f.avail {
+							env.cur.push(need, base, 0)
+						}
+					} else {
+						env.add(base, f.row(f.g, r+1, r+1, l), bc.abar[r], nil, need, 0, false)
+					}
+				}
+				for t2 := t + 1; t2 <= l; t2++ {
+					env.add(0, &x[t2], 0, f.row(f.g, r, t, t2-1), 0, int32(t2), true)
+				}
+				if err := cp.check(&env.cur, r, t, l); err != nil {
+					return nil, err
+				}
+				f.h[f.idx[f.key(r, t, l)]] = ar.keep(&env.cur)
+			}
+			for t := r; t <= l; t++ {
+				s := r
+				env.start(f.avail)
+				env.add(0, f.row(f.h, s, t, l), 0, nil, 0, int32(s), false)
+				// Float the (plain) checkpoint from s-1 to r2-1, s < r2 ≤ t.
+				pre := 0.0
+				var moves int64
+				for r2 := s + 1; r2 <= t; r2++ {
+					j := r2 - 1
+					moves = max(moves, bc.d[l]+bc.a[j-1]+bc.a[j]+bc.of[j])
+					pre += bc.uf[j]
+					if bc.a[r2-1] < bc.a[s-1] {
+						continue // Cor. 4.5: a checkpoint only floats to a larger or equal size
+					}
+					shift := bc.a[r2-1] - bc.a[s-1]
+					env.add(pre, f.row(f.h, r2, t, l), shift, nil, max(moves-bc.a[s-1], shift, 0), int32(r2), false)
+				}
+				if err := cp.check(&env.cur, s, t, l); err != nil {
+					return nil, err
+				}
+				f.g[f.idx[f.key(s, t, l)]] = ar.keep(&env.cur)
+			}
+		}
+	}
+	cp.stats.Top = len(f.row(f.g, 1, 1, n).mem)
+	f.stats = cp.stats
+	return f, nil
+}
+
+func (f *FloatingExact) key(s, t, l int) int { return (s*(f.n+1)+t)*(f.n+1) + l }
+
+func (f *FloatingExact) row(tab []pareto, s, t, l int) *pareto { return &tab[f.idx[f.key(s, t, l)]] }
+
+// Stats returns the size of the tables (G and H).
+func (f *FloatingExact) Stats() ExactStats { return f.stats }
+
+// Solve returns an optimal sequence for budget ≤ the table's budget, exact in bytes, replayed
+// by verify.Remat as in Persistent.Solve.
+func (f *FloatingExact) Solve(budget int64) (Result, error) {
+	if budget > f.budget {
+		return Result{}, fmt.Errorf("dp: budget %d above the table's %d", budget, f.budget)
+	}
+	res := Result{Budget: budget, SlotSize: 1}
+	m := budget - f.c.A0
+	if m < 0 || f.avail < 0 {
+		return res, nil
+	}
+	top := f.row(f.g, 1, 1, f.n)
+	i := top.at(m)
+	if i < 0 {
+		return res, nil
+	}
+	seq := make(schedule.Sequence, 0, 4*f.n)
+	f.rebuildG(&seq, 1, 1, f.n, m)
+	return check(f.c, seq, top.val[i], budget, res)
+}
+
+func (f *FloatingExact) rebuildG(seq *schedule.Sequence, s, t, l int, m int64) {
+	g := f.row(f.g, s, t, l)
+	r := int(g.arg[g.at(m)])
+	if r == s {
+		f.rebuildH(seq, s, t, l, m)
+		return
+	}
+	for j := s; j < r; j++ {
+		*seq = append(*seq, schedule.Op{Kind: schedule.Fn, Stage: j})
+	}
+	f.rebuildH(seq, r, t, l, m-(f.bc.a[r-1]-f.bc.a[s-1]))
+}
+
+func (f *FloatingExact) rebuildH(seq *schedule.Sequence, r, t, l int, m int64) {
+	h := f.row(f.h, r, t, l)
+	a := h.arg[h.at(m)]
+	s2, t2 := int(a>>16), int(a&0xffff)
+	if a == 0 {
+		*seq = append(*seq, schedule.Op{Kind: schedule.Fall, Stage: r})
+		if l > r {
+			f.rebuildG(seq, r+1, r+1, l, m-f.bc.abar[r])
+		}
+		*seq = append(*seq, schedule.Op{Kind: schedule.B, Stage: r})
+		return
+	}
+	*seq = append(*seq, schedule.Op{Kind: schedule.Fck, Stage: r})
+	for j := r + 1; j < s2; j++ {
+		*seq = append(*seq, schedule.Op{Kind: schedule.Fn, Stage: j})
+	}
+	f.rebuildG(seq, s2, t2, l, m-f.bc.a[s2-1])
+	f.rebuildG(seq, r, t, t2-1, m)
+}
+
+// Frontier returns the exact optimal makespan-versus-budget frontier up to the table's budget.
+func (f *FloatingExact) Frontier() []Point {
+	if f.avail < 0 {
+		return nil
+	}
+	return paretoPoints(f.row(f.g, 1, 1, f.n), f.c.A0)
+}
