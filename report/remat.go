@@ -1,0 +1,184 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/memsched/memsched/dp"
+	"github.com/memsched/memsched/heuristics/checkpoint"
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/oracle"
+)
+
+// Remat is the rematerialization lever (004's model, SPEC §1): strategies persistent (rotor's
+// C_MP), floating (C_FL, ≤ dp.MaxFloatingStages stages), revolve, sequential and store-all;
+// bounds, strongest first: the exhaustive search (≤ oracle.MaxStages stages, the optimum),
+// C_FL in exact mode (optimal by 004 Lemma 4.4), C_FL with sizes rounded down (a relaxation),
+// the smallest feasible budget (infeasibility), and Σ(u_f + u_b) (every stage run once, no
+// recomputation: a relaxation valid at any size).
+type Remat struct{}
+
+// Name returns "remat".
+func (Remat) Name() string { return "remat" }
+
+// Skip returns "": every chain can be rematerialized.
+func (Remat) Skip(Input) string { return "" }
+
+// RematStrategies lists the strategies of the remat lever in report order.
+var RematStrategies = []string{"persistent", "floating", "revolve", "sequential", "store-all"}
+
+// Run computes every strategy and bound.
+func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
+	c, budget := in.Chain, in.Budget
+	lr := LeverReport{Lever: "remat", Measure: "makespan"}
+	slots := dp.Options{Slots: in.Slots}
+	nslots := in.Slots
+	if nslots == 0 {
+		nslots = dp.DefaultSlots
+	}
+	for _, name := range RematStrategies {
+		if err := ctx.Err(); err != nil {
+			return lr, err
+		}
+		if name == "floating" && c.Len() > dp.MaxFloatingStages {
+			lr.Notes = append(lr.Notes, fmt.Sprintf("floating: %d stages is above C_FL's limit of %d; not run", c.Len(), dp.MaxFloatingStages))
+			continue
+		}
+		start := time.Now()
+		seq, err := RematStrategy(c, budget, name, slots)
+		if err != nil {
+			return lr, fmt.Errorf("%s: %w", name, err)
+		}
+		row, err := rematRow(c, budget, name, seq)
+		if err != nil {
+			return lr, err
+		}
+		row.Seconds = time.Since(start).Seconds()
+		lr.Rows = append(lr.Rows, row)
+	}
+	bounds, notes, err := RematBounds(ctx, c, budget, nslots)
+	lr.Bounds, lr.Notes = bounds, append(lr.Notes, notes...)
+	return lr, err
+}
+
+// RematStrategy returns the sequence of one strategy under budget, or nil when the strategy
+// has none that fits.
+func RematStrategy(c *instances.Chain, budget int64, name string, opt dp.Options) (schedule.Sequence, error) {
+	switch name {
+	case "persistent":
+		r, err := dp.SolvePersistent(c, budget, opt)
+		return r.Sequence, err
+	case "floating":
+		r, err := dp.SolveFloating(c, budget, opt)
+		return r.Sequence, err
+	case "revolve":
+		t, err := dp.NewRevolve(c, budget, opt)
+		if err != nil {
+			return nil, err
+		}
+		r, err := t.Solve(budget)
+		return r.Sequence, err
+	case "sequential":
+		r, ok, err := checkpoint.BestSequential(c, budget)
+		if !ok {
+			return nil, err
+		}
+		return r.Sequence, err
+	case "store-all":
+		return checkpoint.StoreAll(c), nil
+	}
+	panic("report: unknown remat strategy " + name)
+}
+
+// rematRow replays seq with the simulator; a sequence that does not replay is a bug.
+func rematRow(c *instances.Chain, budget int64, name string, seq schedule.Sequence) (Row, error) {
+	row := Row{Strategy: name}
+	if seq == nil {
+		row.Note = "no sequence of this strategy fits"
+		return row, nil
+	}
+	sim, err := verify.Remat(c, seq, verify.RematOptions{})
+	if err != nil {
+		return row, fmt.Errorf("%s returned an invalid sequence: %w", name, err)
+	}
+	row.Verified, row.Makespan, row.Peak = true, sim.Makespan, sim.Peak
+	if sim.Peak <= budget {
+		row.Feasible = true
+	} else {
+		row.Note = fmt.Sprintf("peak %s exceeds the budget", instances.FormatSize(sim.Peak))
+	}
+	return row, nil
+}
+
+// SumU returns Σ_ℓ (u_f^ℓ + u_b^ℓ): every sequence runs each forward and backward at least once.
+func SumU(c *instances.Chain) float64 {
+	var s float64
+	for _, st := range c.Stages {
+		s += st.UF + st.UB
+	}
+	return s
+}
+
+// RematBounds returns every remat lower bound within reach, and notes on those out of reach.
+func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots int) ([]Bound, []string, error) {
+	var bounds []Bound
+	var notes []string
+	if minB := verify.MinBudget(c); budget < minB {
+		bounds = append(bounds, Bound{Name: "minimum budget", Kind: Exhaustive, Infeasible: true, Exact: true,
+			Note: fmt.Sprintf("no sequence fits below %s (verify.MinBudget)", instances.FormatSize(minB))})
+		return bounds, notes, nil
+	}
+	bounds = append(bounds, Bound{Name: "Σ(u_f+u_b)", Kind: Relaxation, Value: SumU(c),
+		Note: "every stage's forward and backward once, no recomputation"})
+	exact := false
+	if c.Len() <= oracle.MaxStages {
+		start := time.Now()
+		_, ms, ok, err := oracle.Remat(c, budget, verify.RematOptions{})
+		if err != nil {
+			return bounds, notes, err
+		}
+		b := Bound{Name: "exhaustive search", Kind: Exhaustive, Exact: true, Seconds: time.Since(start).Seconds()}
+		if ok {
+			b.Value = ms
+		} else {
+			b.Infeasible = true
+		}
+		bounds, exact = append(bounds, b), true
+	}
+	if err := ctx.Err(); err != nil {
+		return bounds, notes, err
+	}
+	if c.Len() > dp.MaxFloatingStages {
+		notes = append(notes, fmt.Sprintf("bound: C_FL is out of reach (%d stages, at most %d); the best bound is the strongest of the others", c.Len(), dp.MaxFloatingStages))
+		return bounds, notes, nil
+	}
+	start := time.Now()
+	if r, err := dp.SolveFloating(c, budget, dp.Options{Exact: true}); err == nil {
+		b := Bound{Name: "C_FL exact", Kind: DPOptimal, Exact: true, Seconds: time.Since(start).Seconds(),
+			Note: "optimal by 004 Lemma 4.4 (1-byte slots)"}
+		if r.Feasible {
+			b.Value = r.Makespan
+		} else {
+			b.Infeasible = true
+		}
+		return append(bounds, b), notes, nil
+	} else if !exact {
+		notes = append(notes, "bound: C_FL in exact mode is out of reach ("+err.Error()+"); using sizes rounded down")
+	}
+	start = time.Now()
+	lb, feasible, err := dp.FloatingLowerBound(c, budget, dp.Options{Slots: nslots})
+	if err != nil {
+		return bounds, notes, err
+	}
+	b := Bound{Name: fmt.Sprintf("C_FL floored, %d slots", nslots), Kind: DPRelaxation, Seconds: time.Since(start).Seconds(),
+		Note: "C_FL on the chain with sizes rounded down to slots"}
+	if feasible {
+		b.Value = lb
+	} else {
+		b.Infeasible = true
+	}
+	return append(bounds, b), notes, nil
+}
