@@ -80,6 +80,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 		newSolveCmd(io),
 		newGenCmd(io),
 		newCertifyCmd(io),
+		newSweepCmd(io),
 		newOffloadWeightsCmd(io),
 		newBoundCmd(io),
 		newExportCmd(io),
