@@ -167,7 +167,13 @@ func Certify(ctx context.Context, in Input, levers map[string]Lever) (*Report, e
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
+		if in.Progress != nil {
+			in.Progress.Step("certify: "+name, 0)
+		}
 		lr, err := lv.Run(ctx, in)
+		if in.Progress != nil {
+			in.Progress.Done()
+		}
 		if err != nil {
 			return rep, fmt.Errorf("report: %s: %w", name, err)
 		}

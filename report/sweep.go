@@ -96,6 +96,21 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	s := &sweeper{o: o, res: res, sem: make(chan struct{}, workers)}
+	if in.Progress != nil {
+		total := 0
+		for _, name := range levers {
+			switch {
+			case name == "remat" && in.Chain.Len() > dp.MaxFloatingStages:
+				total += len(o.Budgets) + 2 // persistent and revolve tables
+			case name == "remat":
+				total += len(o.Budgets) + 3
+			case name == "weight-offload" && (WeightOffload{}).Skip(in) == "":
+				total += len(o.Budgets)
+			}
+		}
+		in.Progress.Step(fmt.Sprintf("sweep: %d budgets", len(o.Budgets)), total)
+		defer in.Progress.Done()
+	}
 	for _, name := range levers {
 		switch name {
 		case "remat":
@@ -160,6 +175,13 @@ func (s *sweeper) spawn(ctx context.Context, f func() error) {
 	}()
 }
 
+// advance reports one more unit of work done.
+func (s *sweeper) advance() {
+	if s.o.Input.Progress != nil {
+		s.o.Input.Progress.Advance(1)
+	}
+}
+
 // fail records the first error.
 func (s *sweeper) fail(err error) {
 	s.mu.Lock()
@@ -189,6 +211,7 @@ func (s *sweeper) emit(ctx context.Context, p Point, bounds []Bound) {
 	if s.o.OnPoint != nil {
 		s.o.OnPoint(p)
 	}
+	s.advance()
 }
 
 // remat sweeps the rematerialization lever: one table per DP, then one point per budget.
@@ -236,6 +259,7 @@ func (s *sweeper) remat(ctx context.Context) {
 			s.mu.Lock()
 			s.res.Frontiers[name] = t.Frontier()
 			s.mu.Unlock()
+			s.advance()
 			return nil
 		})
 	}

@@ -99,7 +99,25 @@ func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rep, err := report.Certify(ctx, in, report.DefaultLevers())
+	bar := newBar(io, "certify", 0)
+	in.Progress = bar
+	type outcome struct {
+		rep *report.Report
+		err error
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		rep, err := report.Certify(ctx, in, report.DefaultLevers())
+		ch <- outcome{rep, err}
+	}()
+	var rep *report.Report
+	select {
+	case o := <-ch:
+		rep, err = o.rep, o.err
+	case <-ctx.Done(): // a DP table cannot stop midway: do not wait for it
+		err = errInterrupted
+	}
+	bar.Finish()
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -21,6 +25,9 @@ type IO struct {
 	ErrOut io.Writer
 	// JSON selects machine-readable output (global --json).
 	JSON bool
+	// Quiet turns progress bars off (global --quiet); they are off anyway when stderr is not
+	// a terminal.
+	Quiet bool
 	// Log is the structured logger (to ErrOut; --verbose raises its level).
 	Log *slog.Logger
 }
@@ -48,7 +55,14 @@ const (
 	exitOK    = 0
 	exitError = 1 // the command could not complete (solver failure, I/O)
 	exitUsage = 2 // bad input
+	// exitInterrupted is 128 + SIGINT, as shells report a command stopped by Ctrl-C.
+	exitInterrupted = 130
 )
+
+// interruptGrace is how long Main waits for a command to wrap up after SIGINT (write its
+// completed rows) before it returns exitInterrupted regardless: some computations (a DP
+// table) cannot stop midway, and Ctrl-C must answer within a second.
+const interruptGrace = 800 * time.Millisecond
 
 // NewRootCmd builds the command tree writing through io.
 func NewRootCmd(io *IO) *cobra.Command {
@@ -72,6 +86,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 	root.SetErr(io.ErrOut)
 	root.PersistentFlags().BoolVar(&io.JSON, "json", false, "machine-readable JSON output")
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log progress to stderr")
+	root.PersistentFlags().BoolVarP(&io.Quiet, "quiet", "q", false, "no progress bars on stderr")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{err} })
 	root.AddCommand(
 		newVersionCmd(io),
@@ -94,14 +109,32 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	iox := &IO{In: in, Out: out, ErrOut: errOut, Log: slog.New(slog.DiscardHandler)}
 	root := NewRootCmd(iox)
 	root.SetArgs(args)
-	err := root.Execute()
-	return exitCode(err, errOut)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	done := make(chan int, 1)
+	go func() { done <- exitCode(root.ExecuteContext(ctx), errOut) }()
+	select {
+	case code := <-done:
+		return code
+	case <-ctx.Done():
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(interruptGrace):
+			fmt.Fprintln(errOut, "memsched: interrupted")
+			return exitInterrupted
+		}
+	}
 }
 
 // exitCode maps an error to an exit status and prints it; the one place that decides.
 func exitCode(err error, errOut io.Writer) int {
 	if err == nil {
 		return exitOK
+	}
+	if errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled) {
+		fmt.Fprintln(errOut, "memsched: interrupted")
+		return exitInterrupted
 	}
 	fmt.Fprintln(errOut, "memsched: "+err.Error())
 	var ue *UsageError

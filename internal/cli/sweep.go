@@ -158,13 +158,17 @@ func runSweep(ctx context.Context, opts *SweepOptions, io *IO) error {
 	cw.Flush()
 	var mu sync.Mutex
 	var done []report.Point
-	bar := newBar(io, "sweep", len(so.Budgets)*max(1, len(so.Levers)))
+	closed := false // set on interrupt: no row is written after the JSON
+	bar := newBar(io, "sweep", 0)
+	so.Input.Progress = bar
 	so.OnPoint = func(p report.Point) {
 		mu.Lock()
 		defer mu.Unlock()
+		if closed {
+			return
+		}
 		done = append(done, p)
 		cw.WriteAll(csvRows(p)) // WriteAll flushes: a row on disk is a row kept on Ctrl-C
-		bar.Add(1)
 	}
 	type outcome struct {
 		res *report.SweepResult
@@ -196,6 +200,7 @@ func runSweep(ctx context.Context, opts *SweepOptions, io *IO) error {
 	if ctx.Err() != nil {
 		mu.Lock()
 		defer mu.Unlock()
+		closed = true
 		partial := &report.SweepResult{Chain: so.Input.Source, Stages: so.Input.Chain.Len(), Budgets: so.Budgets, Points: append([]report.Point{}, done...), Interrupted: true}
 		if err := writeJSONFile(filepath.Join(opts.OutDir, "sweep.json"), partial); err != nil {
 			return err

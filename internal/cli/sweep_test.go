@@ -20,6 +20,7 @@ func TestSweepToy(t *testing.T) {
 	dir := t.TempDir()
 	code, out, stderr := run(t, "sweep", "--from", "86109062", "--to", "112187147", "--steps", "4", "-o", dir, "--json")
 	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr, "no progress bar when stderr is not a terminal")
 	var res report.SweepResult
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	require.Len(t, res.Points, 4)
