@@ -16,7 +16,7 @@ import (
 // bar shows the progress of a long run on stderr (percent, elapsed, ETA) when stderr is a
 // terminal and --quiet is off; otherwise it is silent. It implements report.Progress.
 type bar struct {
-	mu  sync.Mutex
+	mu   sync.Mutex
 	pb   *progressbar.ProgressBar // nil: silent
 	out  *os.File
 	stop chan struct{} // ends the redraw ticker
