@@ -96,6 +96,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 		newGenCmd(io),
 		newCertifyCmd(io),
 		newSweepCmd(io),
+		newVerifyCmd(io),
 		newOffloadWeightsCmd(io),
 		newBoundCmd(io),
 		newExportCmd(io),
@@ -131,6 +132,9 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 func exitCode(err error, errOut io.Writer) int {
 	if err == nil {
 		return exitOK
+	}
+	if errors.Is(err, errRejected) {
+		return exitError // the report says why
 	}
 	if errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled) {
 		fmt.Fprintln(errOut, "memsched: interrupted")
