@@ -278,4 +278,3 @@ func verifyWeights(o *VerifyOptions, data []byte, rep *VerifyReport) error {
 	rep.Valid, rep.Verified, rep.Makespan, rep.Peak = true, true, r.Period, r.Peak
 	return nil
 }
-
