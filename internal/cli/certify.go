@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"text/tabwriter"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/report"
 )
 
@@ -38,10 +40,8 @@ reach is used and the report says so.
 
 Levers: remat (rematerialization, 004), act-offload (activation offloading; not in this build
 yet), weight-offload (002; needs --bandwidth and weights in the chain). A lever whose data is
-missing is skipped with a one-line reason.
-
-Examples:
-  memsched certify                                   # built-in toy chain at 90 MiB
+missing is skipped with a one-line reason.`,
+		Example: `  memsched certify                                   # built-in toy chain at 90 MiB
   memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
   memsched certify --chain r101.json --mem 2GiB --bandwidth 12GB/s
   memsched certify --chain r101.json --mem 2GiB --json | jq '.levers.remat'`,
@@ -61,11 +61,16 @@ Examples:
 // certifyInput parses the flags shared by certify and sweep into a report.Input.
 func certifyInput(chainFile, bandwidth string, slots int, limit float64, solver string) (report.Input, error) {
 	var in report.Input
-	if slots < 1 || slots > maxSlots {
-		return in, usageErrorf("--slots must be in 1..%d, got %d", maxSlots, slots)
+	if err := checkSlots(slots); err != nil {
+		return in, err
 	}
-	if limit <= 0 {
-		return in, usageErrorf("--time-limit must be positive, got %g", limit)
+	if err := checkTimeLimit(limit); err != nil {
+		return in, err
+	}
+	if solver != "" {
+		if _, err := milp.Lookup(solver); err != nil {
+			return in, usageErrorf("--solver: %v", err)
+		}
 	}
 	if bandwidth != "" {
 		beta, err := instances.ParseRate(bandwidth)
@@ -83,8 +88,25 @@ func certifyInput(chainFile, bandwidth string, slots int, limit float64, solver 
 	return in, nil
 }
 
-// maxSlots bounds --slots: the DP tables hold int16 slot indices and O(n²·S) entries.
-const maxSlots = 30000
+// maxSlots bounds --slots: the DP tables have O(n²·S) entries (C_FL O(n³·S)); beyond it a
+// table would not fit in memory on any chain worth a DP.
+const maxSlots = 100000
+
+// checkSlots is the one check of --slots.
+func checkSlots(slots int) error {
+	if slots < 1 || slots > maxSlots {
+		return usageErrorf("--slots must be in 1..%d, got %d", maxSlots, slots)
+	}
+	return nil
+}
+
+// checkTimeLimit is the one check of a --time-limit that must be positive.
+func checkTimeLimit(limit float64) error {
+	if !(limit > 0) || math.IsInf(limit, 0) {
+		return usageErrorf("--time-limit must be a positive number of seconds, got %g", limit)
+	}
+	return nil
+}
 
 func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
 	budget, err := instances.ParseSize(opts.Mem)

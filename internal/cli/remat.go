@@ -26,6 +26,9 @@ type RematOptions struct {
 	FreeDelete bool
 }
 
+// maxExactBudget is the largest budget of --exact: the dynamic programs take at most 2^22 slots.
+const maxExactBudget = 1 << 22
+
 // rematAlgos lists the algorithms of `memsched remat --algo`.
 var rematAlgos = []string{"persistent", "floating", "exhaustive", "store-all", "sequential", "revolve"}
 
@@ -63,6 +66,11 @@ chain under the budget and replays it with the simulator. Algorithms:
   sequential  PyTorch checkpoint_sequential, best of 1..2√(L+1) segments
   revolve     Griewank–Walther's AD-model schedule with F_all before each B
 An infeasible budget is a result (feasible: false), not an error.`,
+		Example: `  memsched remat --mem 90MiB                              # toy chain, rotor's C_MP
+  memsched remat --mem 90MiB --algo floating --json       # optimal weakly persistent sequence
+  memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
+  memsched remat --chain r101.json --mem 2GiB --algo persistent --slots 1000
+  memsched remat --chain r101.json --mem 4GiB --frontier  # makespan vs budget from one table`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRemat(opts, io) },
 	}
@@ -88,8 +96,11 @@ func runRemat(opts *RematOptions, io *IO) error {
 	if !contains(rematAlgos, opts.Algo) {
 		return usageErrorf("remat: unknown --algo %q (want %s)", opts.Algo, strings.Join(rematAlgos, ", "))
 	}
-	if opts.Slots < 1 {
-		return usageErrorf("remat: --slots must be positive, got %d", opts.Slots)
+	if err := checkSlots(opts.Slots); err != nil {
+		return err
+	}
+	if opts.Exact && budget > maxExactBudget {
+		return usageErrorf("remat: --exact uses 1-byte slots, at most %d of them: the budget %s is too large (use --slots)", maxExactBudget, instances.FormatSize(budget))
 	}
 	if opts.FreeDelete && opts.Algo != "exhaustive" {
 		return usageErrorf("remat: --free-delete needs --algo exhaustive (the dynamic programs model 004 without deletion)")

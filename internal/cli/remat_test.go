@@ -56,9 +56,9 @@ func TestRematBadInput(t *testing.T) {
 		{[]string{"remat"}, "--mem is required"},
 		{[]string{"remat", "--mem", "90MB/s"}, "--mem"},
 		{[]string{"remat", "--mem", "90MiB", "--algo", "magic"}, `unknown --algo "magic"`},
-		{[]string{"remat", "--mem", "90MiB", "--slots", "0"}, "--slots must be positive"},
+		{[]string{"remat", "--mem", "90MiB", "--slots", "0"}, "--slots must be in 1..100000, got 0"},
 		{[]string{"remat", "--mem", "90MiB", "--frontier", "--algo", "exhaustive"}, "--frontier needs"},
-		{[]string{"remat", "--mem", "1GiB", "--exact"}, "too many"},
+		{[]string{"remat", "--mem", "1GiB", "--exact"}, "--exact uses 1-byte slots"},
 		{[]string{"remat", "--mem", "90MiB", "--free-delete"}, "--free-delete needs --algo exhaustive"},
 	}
 	for _, c := range cases {

@@ -68,9 +68,16 @@ const interruptGrace = 800 * time.Millisecond
 func NewRootCmd(io *IO) *cobra.Command {
 	var verbose bool
 	root := &cobra.Command{
-		Use:           "memsched",
-		Short:         "Memory-constrained training schedules with certified bounds",
-		Long:          "memsched finds fast schedules for training deep networks under a GPU memory budget\n(rematerialization, activation and weight offloading) and certifies them against lower bounds.",
+		Use:   "memsched",
+		Short: "Memory-constrained training schedules with certified bounds",
+		Long: `memsched finds fast schedules for training deep networks under a GPU memory budget
+(rematerialization, activation and weight offloading) and certifies them against lower bounds:
+which strategy, how fast, and how far from the best possible.`,
+		Example: `  memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
+  memsched certify --chain r101.json --mem 2GiB --bandwidth 12GB/s      # every lever, every bound
+  memsched sweep --chain r101.json --from 1GiB --to 6GiB --steps 20 -o out/   # CSV, JSON, plots
+  memsched remat --chain r101.json --mem 2GiB --algo floating --json > s.json
+  memsched verify --problem remat --chain r101.json --mem 2GiB --schedule s.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, args []string) {
@@ -140,12 +147,26 @@ func exitCode(err error, errOut io.Writer) int {
 		fmt.Fprintln(errOut, "memsched: interrupted")
 		return exitInterrupted
 	}
-	fmt.Fprintln(errOut, "memsched: "+err.Error())
+	fmt.Fprintln(errOut, "memsched: "+oneLine(err.Error()))
 	var ue *UsageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitError
+}
+
+// oneLine folds a multi-line message (cobra's "Did you mean this?" suggestions) into one line.
+func oneLine(msg string) string {
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > 2 && lines[1] == "Did you mean this?" {
+		return lines[0] + " (did you mean " + strings.Join(lines[2:], " or ") + "?)"
+	}
+	return strings.Join(lines, "; ")
 }
 
 // isCobraUsage recognizes cobra's own argument errors (unknown command, wrong arg count).

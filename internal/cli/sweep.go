@@ -47,10 +47,8 @@ func newSweepCmd(io *IO) *cobra.Command {
   throughput.svg/.png  iterations per second versus the budget, the bound as a ceiling
 Each dynamic program builds one table at --to and reads every budget from it (the slot size is
 --to / --slots for all budgets); independent work runs on all cores. Ctrl-C stops at once with
-exit status 130 and the completed rows written.
-
-Examples:
-  memsched sweep --from 70MiB --to 110MiB --steps 20            # built-in toy chain
+exit status 130 and the completed rows written.`,
+		Example: `  memsched sweep --from 70MiB --to 110MiB --steps 20            # built-in toy chain
   memsched gen zoo resnet --depth 1001 --batch 32 -o r1001.json
   memsched sweep --chain r1001.json --from 100MiB --to 4GiB --steps 50 -o out/
   memsched sweep --chain gpt2.json --from 4GiB --to 16GiB --steps 10 --lever weight-offload --bandwidth 12GB/s`,

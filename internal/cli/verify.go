@@ -60,10 +60,8 @@ JSON sequence or periodic schedule, or the plain text formats of docs/verify.md:
   weight-offload  period P / op F|B LAYER START / transfer offload|upload|prefetch LAYER START /
                   delete LAYER TIME / resident LAYER... / cpu-valid LAYER...
 Exit status: 0 valid, 1 invalid (the violation is printed), 2 unreadable input.
-act-offload is not in this build yet.
-
-Examples:
-  memsched remat --mem 90MiB --algo floating --json > s.json
+act-offload is not in this build yet.`,
+		Example: `  memsched remat --mem 90MiB --algo floating --json > s.json
   memsched verify --problem remat --mem 90MiB --schedule s.json
   echo "Fall^1 Fall^2 Fall^3 Fall^4 Fall^5 Fall^6 Fall^7 B^7 B^6 B^5 B^4 B^3 B^2 B^1" |
     memsched verify --problem remat --mem 90MiB --schedule -
