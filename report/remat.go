@@ -59,9 +59,86 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 		row.Seconds = time.Since(start).Seconds()
 		lr.Rows = append(lr.Rows, row)
 	}
+	start := time.Now()
 	bounds, notes, err := RematBounds(ctx, c, budget, nslots)
 	lr.Bounds, lr.Notes = bounds, append(lr.Notes, notes...)
-	return lr, err
+	if err != nil {
+		return lr, err
+	}
+	if in.TimeLimit > 0 {
+		refine(ctx, in, &lr, nslots, start.Add(in.TimeLimit))
+	}
+	return lr, nil
+}
+
+// maxTableBytes caps the memory of one C_FL table in refine.
+const maxTableBytes = 1 << 30
+
+// refine narrows the bracket [C_FL floored, C_FL rounded up] when no exact bound closes it:
+// both converge to the optimum as slots get finer, so it doubles the slots while the time
+// budget allows (a table's time grows linearly in the slots: two tables at 2S take about four
+// times one at S) and the table fits in maxTableBytes. The floating row and the floored bound
+// are replaced by the best found, and a note says how far it went.
+func refine(ctx context.Context, in Input, lr *LeverReport, nslots int, deadline time.Time) {
+	c, budget := in.Chain, in.Budget
+	n := c.Len()
+	if n > dp.MaxFloatingStages {
+		return
+	}
+	fl, lb := -1, -1
+	for i, r := range lr.Rows {
+		if r.Strategy == "floating" {
+			fl = i
+		}
+	}
+	for i, b := range lr.Bounds {
+		if b.Exact {
+			return // the optimum is known
+		}
+		if b.Kind == DPRelaxation && !b.Infeasible {
+			lb = i
+		}
+	}
+	if fl < 0 || lb < 0 || !lr.Rows[fl].Feasible {
+		return
+	}
+	// C_FL: n³/6 states × (S+1) slots × (2 float64 + 3 int16).
+	bytesPerSlot := float64(n) * float64(n) * float64(n) / 6 * 22
+	last := lr.Bounds[lb].Seconds + lr.Rows[fl].Seconds
+	slots, steps := nslots, 0
+	for {
+		next := 2 * slots
+		if ctx.Err() != nil || float64(next)*bytesPerSlot > maxTableBytes ||
+			time.Now().Add(time.Duration(2.5*last*float64(time.Second))).After(deadline) {
+			break
+		}
+		if lr.Rows[fl].Makespan <= lr.Bounds[lb].Value*(1+1e-9) {
+			break // closed
+		}
+		t0 := time.Now()
+		v, feasible, err := dp.FloatingLowerBound(c, budget, dp.Options{Slots: next})
+		if err != nil || !feasible {
+			break
+		}
+		r, err := dp.SolveFloating(c, budget, dp.Options{Slots: next})
+		if err != nil {
+			break
+		}
+		last = time.Since(t0).Seconds()
+		slots, steps = next, steps+1
+		if v > lr.Bounds[lb].Value {
+			lr.Bounds[lb].Value, lr.Bounds[lb].Name, lr.Bounds[lb].Seconds = v, fmt.Sprintf("C_FL floored, %d slots", next), last
+		}
+		if r.Feasible && r.Makespan < lr.Rows[fl].Makespan {
+			if sim, err := verify.Remat(c, r.Sequence, verify.RematOptions{}); err == nil && sim.Peak <= budget {
+				lr.Rows[fl].Makespan, lr.Rows[fl].Peak = sim.Makespan, sim.Peak
+				lr.Rows[fl].Note = fmt.Sprintf("C_FL with %d slots", next)
+			}
+		}
+	}
+	if steps > 0 {
+		lr.Notes = append(lr.Notes, fmt.Sprintf("refined: C_FL with %d → %d slots within the time limit (bound and floating sequence)", nslots, slots))
+	}
 }
 
 // RematStrategy returns the sequence of one strategy under budget, or nil when the strategy

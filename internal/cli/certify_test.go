@@ -123,3 +123,21 @@ func TestCertifyInfeasible(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--mem")
 }
+
+// TestCertifyResNet101Closed: ResNet-101 (224, batch 32) at 2 GiB — the bracket was
+// [203.82, 205.60] ms with 500 slots; refining C_FL within the time limit closes it: the
+// floored DP bound meets the floating sequence at 205.60 ms.
+func TestCertifyResNet101Closed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two C_FL tables of 1000 slots")
+	}
+	path := filepath.Join(t.TempDir(), "r101.json")
+	code, _, stderr := run(t, "gen", "zoo", "resnet", "--depth", "101", "--batch", "32", "-o", path)
+	require.Equal(t, 0, code, stderr)
+	rep := certifyJSON(t, "--chain", path, "--mem", "2GiB")
+	lr := rep.Levers["remat"]
+	assert.True(t, lr.Optimal, "closed")
+	assert.InDelta(t, 0.20560, lr.BestAt, 5e-6)
+	assert.Greater(t, lr.BestBound, 0.20382)
+	assert.Contains(t, lr.BestBoundBy, "C_FL floored")
+}
