@@ -369,11 +369,11 @@ func sweepRematBounds(ctx context.Context, c *instances.Chain, b int64, nslots i
 	return bounds, nil
 }
 
-// weights sweeps the weight-offloading lever: the heuristics per budget, bound Σu (the MILP
-// per budget is `certify`'s job: a sweep of MILPs would take N time limits).
+// weights sweeps the weight-offloading lever: the heuristics per budget, bounds Σu and the
+// forced prefetch volume (the MILP per budget is `certify`'s job: N time limits).
 func (s *sweeper) weights(ctx context.Context) {
 	in := s.o.Input
-	s.note("weight-offload: the swept bound is Σu; run certify at one budget for the MILP bound")
+	s.note("weight-offload: the swept bounds are Σu and forced prefetch / β; run certify at one budget for the MILP bound")
 	for _, b := range s.o.Budgets {
 		s.spawn(ctx, func() error {
 			p, err := offload.FromChain(in.Chain, b, in.Bandwidth)
@@ -394,11 +394,7 @@ func (s *sweeper) weights(ctx context.Context) {
 				}
 				pt.Rows = append(pt.Rows, row)
 			}
-			var sumU float64
-			for _, l := range p.Layers {
-				sumU += l.UF + l.UB
-			}
-			s.emit(ctx, pt, []Bound{{Name: "Σu", Kind: Relaxation, Value: sumU}})
+			s.emit(ctx, pt, WeightTrivialBounds(p))
 			return nil
 		})
 	}

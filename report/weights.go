@@ -17,9 +17,11 @@ import (
 
 // WeightOffload is the weight-offloading lever (002, SPEC §3): the period of the steady state
 // under M_GPU = the budget and the link bandwidth. Strategies: greedy (002 Alg. 1 + Alg. 2),
-// greedy-nodiscount (Greedy*), greedy-reserve, l2l. Bounds: Σu (no idle time, a relaxation)
-// and the lower-bound MILP of 002 §6 with SPEC §3's corrections (its status and gap; a stopped
-// solve still certifies its best bound).
+// greedy-nodiscount (Greedy*), greedy-reserve, l2l, milp-guided (the MILP incumbent's selection
+// scheduled by Alg. 2). Bounds: Σu (no idle time) and the forced prefetch volume / β
+// (relaxations), and the lower-bound MILP of 002 §6 with SPEC §3's corrections, solved guarded
+// against the best validated heuristic (weightlb.LowerBound; its status and gap; a stopped
+// solve still certifies its proven bound).
 type WeightOffload struct{}
 
 // Name returns "weight-offload".
@@ -90,64 +92,115 @@ func (WeightOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 		row.Seconds = time.Since(start).Seconds()
 		lr.Rows = append(lr.Rows, row)
 	}
-	var sumU float64
-	for _, l := range p.Layers {
-		sumU += l.UF + l.UB
-	}
-	lr.Bounds = append(lr.Bounds, Bound{Name: "Σu", Kind: Relaxation, Value: sumU, Note: "every operation once, no idle time"})
-	b, note, err := WeightMILPBound(ctx, p, in)
+	bounds, cert, note, err := WeightBounds(ctx, p, in)
 	if err != nil {
 		return lr, err
 	}
+	lr.Bounds = bounds
 	if note != "" {
 		lr.Notes = append(lr.Notes, note)
 	}
-	if b != nil {
-		lr.Bounds = append(lr.Bounds, *b)
+	// MILP-guided: the incumbent's selection scheduled by Alg. 2 (validated).
+	row := Row{Strategy: "milp-guided"}
+	if cert != nil && cert.Selection != nil {
+		start := time.Now()
+		if sch, _, err := weightlb.Guided(p, cert); err == nil {
+			r, err := periodic.Validate(p, sch)
+			if err != nil {
+				return lr, fmt.Errorf("milp-guided returned an invalid schedule: %w", err)
+			}
+			row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, r.Period, r.Peak
+		} else {
+			row.Note = err.Error()
+		}
+		row.Seconds = time.Since(start).Seconds()
+	} else {
+		row.Note = "no MILP incumbent"
 	}
+	lr.Rows = append(lr.Rows, row)
 	return lr, nil
 }
 
-// weightScale expresses the MILP's sizes in MiB, as `memsched bound` does.
-const weightScale = 1 << 20
-
-// WeightMILPBound solves 002 §6's lower-bound MILP within in.TimeLimit. It returns nil and a
-// note when no solver is available.
-func WeightMILPBound(ctx context.Context, p *offload.Problem, in Input) (*Bound, string, error) {
-	s, err := milp.Lookup(in.Solver)
-	if err != nil {
-		return nil, "bound: no MILP solver (" + err.Error() + "); only Σu", nil
+// WeightTrivialBounds returns the closed-form bounds: Σu (no idle time) and the forced
+// prefetch volume / β, or an infeasibility proof when an operation alone exceeds M_GPU.
+func WeightTrivialBounds(p *offload.Problem) []Bound {
+	sumU, forced, infeasible := weightlb.TrivialBounds(p)
+	if infeasible {
+		return []Bound{{Name: "operation memory", Kind: Relaxation, Infeasible: true, Exact: true,
+			Note: "an operation exceeds M_GPU with every other weight away: no schedule exists"}}
 	}
-	m, _, err := weightlb.Build(p, weightScale)
-	if err != nil {
-		return nil, "", err
+	return []Bound{
+		{Name: "Σu", Kind: Relaxation, Value: sumU, Note: "every operation once, no idle time"},
+		{Name: "forced prefetch / β", Kind: Relaxation, Value: forced, Note: "weights that must be away are prefetched on one channel"},
+	}
+}
+
+// WeightBounds returns the closed-form bounds and the guarded MILP of 002 §6 (weightlb.LowerBound:
+// its answers are checked against the best validated heuristic schedule) within in.TimeLimit.
+func WeightBounds(ctx context.Context, p *offload.Problem, in Input) ([]Bound, *weightlb.Certified, string, error) {
+	bounds := WeightTrivialBounds(p)
+	if bounds[0].Infeasible {
+		return bounds, nil, "", nil
+	}
+	solvers, note := milpSolvers(in.Solver)
+	if len(solvers) == 0 {
+		return bounds, nil, note, nil
 	}
 	if in.Progress != nil {
-		in.Progress.Step("weight-offload MILP ("+s.Name()+")", 0)
+		in.Progress.Step("weight-offload MILP ("+solvers[0].Name()+")", 0)
 		defer in.Progress.Done()
 	}
-	res, err := milp.Solve(ctx, s, m, milp.Params{TimeLimit: in.TimeLimit})
+	start := time.Now()
+	cert, err := weightlb.LowerBound(ctx, p, weightlb.Options{Solvers: solvers,
+		Params: milp.Params{TimeLimit: in.TimeLimit, RelGap: 1e-9}})
 	if err != nil {
-		return nil, "", err
+		return bounds, nil, "", err
 	}
-	b := &Bound{Name: "MILP (002 §6, " + res.Solver + ")", Kind: MILP, Status: res.Status.String(), Seconds: res.Wall.Seconds()}
-	lb := res.Bound
-	if res.Status == milp.Optimal {
-		lb, b.Exact = res.Objective, true
+	g := cert.MILP
+	if g == nil {
+		return bounds, cert, "", nil
 	}
-	if res.HasSolution {
-		b.Gap = finite(res.Gap)
+	b := Bound{Name: "MILP (002 §6, " + g.Solver + ")", Kind: MILP, Status: g.Status.String(), Seconds: time.Since(start).Seconds(),
+		Exact: g.Status == milp.Optimal, Note: cert.CertifiedBy}
+	if g.HasSolution {
+		b.Gap = finite(g.Gap)
 	}
 	if in.Progress != nil {
-		in.Progress.MILP(res.Objective, lb, res.Gap)
+		inc := math.NaN()
+		if g.HasSolution {
+			inc = g.Objective * cert.Units.Time
+		}
+		in.Progress.MILP(inc, cert.MILPBound, g.Gap)
 	}
 	switch {
-	case res.Status == milp.Infeasible:
+	case cert.Infeasible:
 		b.Infeasible = true
-	case math.IsInf(lb, 0) || math.IsNaN(lb) || lb <= 0:
-		return nil, fmt.Sprintf("bound: the MILP stopped (%s after %s) without a bound", res.Status, instances.FormatDuration(res.Wall.Seconds())), nil
+	case math.IsNaN(cert.MILPBound):
+		return bounds, cert, fmt.Sprintf("bound: the MILP stopped (%s after %s) without a bound", g.Status, instances.FormatDuration(b.Seconds)), nil
 	default:
-		b.Value = lb
+		b.Value = cert.MILPBound
 	}
-	return b, "", nil
+	if g.Contradiction != "" {
+		b.Note += "; solver contradiction: " + g.Contradiction
+	}
+	return append(bounds, b), cert, "", nil
+}
+
+// milpSolvers returns the named backend (or the best registered) followed by the other
+// compiled-in ones for the guarded solve; none with a note when no backend is registered.
+func milpSolvers(name string) ([]milp.Solver, string) {
+	first, err := milp.Lookup(name)
+	if err != nil {
+		return nil, "bound: no MILP solver (" + err.Error() + "); closed-form bounds only"
+	}
+	out := []milp.Solver{first}
+	for _, n := range milp.Available() {
+		if n == first.Name() || n == "ref" {
+			continue
+		}
+		if s, err := milp.Lookup(n); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out, ""
 }
