@@ -135,7 +135,7 @@ var LeverNames = []string{"remat", "act-offload", "weight-offload"}
 
 // DefaultLevers returns the levers implemented in this package, keyed by name.
 func DefaultLevers() map[string]Lever {
-	return map[string]Lever{"remat": Remat{}, "weight-offload": WeightOffload{}}
+	return map[string]Lever{"remat": Remat{}, "act-offload": ActOffload{}, "weight-offload": WeightOffload{}}
 }
 
 // Certify runs every lever of levers (keyed by name; a name of LeverNames without a lever is

@@ -11,6 +11,7 @@ import (
 	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
+	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/oracle"
@@ -104,7 +105,8 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 				total += len(o.Budgets) + 2 // persistent and revolve tables
 			case name == "remat":
 				total += len(o.Budgets) + 3
-			case name == "weight-offload" && (WeightOffload{}).Skip(in) == "":
+			case name == "weight-offload" && (WeightOffload{}).Skip(in) == "",
+				name == "act-offload" && (ActOffload{}).Skip(in) == "":
 				total += len(o.Budgets)
 			}
 		}
@@ -122,7 +124,11 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 			}
 			s.weights(ctx)
 		case "act-offload":
-			res.Skipped[name] = "not available in this build"
+			if why := (ActOffload{}).Skip(in); why != "" {
+				res.Skipped[name] = why
+				continue
+			}
+			s.acts(ctx)
 		default:
 			panic("report: unknown lever " + name)
 		}
@@ -395,6 +401,38 @@ func (s *sweeper) weights(ctx context.Context) {
 				pt.Rows = append(pt.Rows, row)
 			}
 			s.emit(ctx, pt, WeightTrivialBounds(p))
+			return nil
+		})
+	}
+}
+
+// acts sweeps the activation-offloading lever: the strategies and bounds per budget.
+func (s *sweeper) acts(ctx context.Context) {
+	in := s.o.Input
+	for _, b := range s.o.Budgets {
+		s.spawn(ctx, func() error {
+			p, err := act.FromChain(in.Chain, b, in.Bandwidth)
+			if err != nil {
+				return err
+			}
+			bounds := ActBounds(p)
+			lb := 0.0
+			for _, bd := range bounds {
+				lb = math.Max(lb, bd.Value)
+			}
+			pt := Point{Lever: "act-offload", Budget: b}
+			for _, name := range ActStrategies {
+				r, note, err := ActStrategy(p, name, lb)
+				if err != nil {
+					return fmt.Errorf("%s at %d B: %w", name, b, err)
+				}
+				row, err := actRow(p, name, r, note)
+				if err != nil {
+					return err
+				}
+				pt.Rows = append(pt.Rows, row)
+			}
+			s.emit(ctx, pt, bounds)
 			return nil
 		})
 	}

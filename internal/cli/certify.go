@@ -38,9 +38,11 @@ relaxation (C_FL with sizes rounded down), a MILP with status and gap, or a rela
 When an exact bound is out of reach (e.g. C_FL beyond 200 stages) the strongest bound within
 reach is used and the report says so.
 
-Levers: remat (rematerialization, 004), act-offload (activation offloading; not in this build
-yet), weight-offload (002; needs --bandwidth and weights in the chain). A lever whose data is
-missing is skipped with a one-line reason.`,
+Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all),
+act-offload (activation offloading, 001: none, greedy, vdnn, exact; needs --bandwidth),
+weight-offload (002: greedy, greedy-nodiscount, greedy-reserve, l2l, milp-guided; needs
+--bandwidth and weights in the chain). A lever whose data is missing is skipped with a
+one-line reason.`,
 		Example: `  memsched certify                                   # built-in toy chain at 90 MiB
   memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
   memsched certify --chain r101.json --mem 2GiB --bandwidth 12GB/s
