@@ -13,8 +13,8 @@
 // optimum), the C_FL dynamic program (optimal by 004 Lemma 4.4, or a relaxation with sizes
 // rounded down), a MILP with its status and gap, a safe LP bound, or a plain relaxation (Σu).
 //
-// Levers are values of the Lever interface, so that a new lever (activation offloading) plugs
-// in as one more implementation. The package is pure Go: MILP bounds go through milp.Lookup
+// Levers are values of the Lever interface (Remat, ActOffload, WeightOffload), so that another
+// lever or a new strategy plugs in as one more implementation. The package is pure Go: MILP bounds go through milp.Lookup
 // and the milp.Solver interface, so it builds without cgo; backends register themselves in
 // the binary that links them.
 package report

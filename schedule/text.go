@@ -209,3 +209,72 @@ func WritePeriodicText(w io.Writer, s *Periodic) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// ParseTimedText reads an activation-offloading schedule (001, SPEC §2), one statement per
+// line, kept in file order (the validator checks the order F_0 … F_L, B_L … B_0):
+//
+//	op F|B INDEX START                      (operation F_INDEX or B_INDEX, 0-based)
+//	transfer offload|prefetch INDEX START   (activation x_INDEX)
+func ParseTimedText(r io.Reader) (*Timed, error) {
+	s := &Timed{Ops: []TimedOp{}, Transfers: []ActTransfer{}}
+	sc := bufio.NewScanner(r)
+	line := 0
+	errf := func(format string, args ...any) error {
+		return fmt.Errorf("schedule: line %d: "+format, append([]any{line}, args...)...)
+	}
+	for sc.Scan() {
+		line++
+		text, _, _ := strings.Cut(sc.Text(), "#")
+		f := strings.Fields(text)
+		if len(f) == 0 {
+			continue
+		}
+		if f[0] != "op" && f[0] != "transfer" {
+			return nil, errf("unknown statement %q (want op or transfer)", f[0])
+		}
+		if len(f) != 4 {
+			return nil, errf("%q takes 3 fields, got %d", f[0], len(f)-1)
+		}
+		i, err := strconv.Atoi(f[2])
+		if err != nil || i < 0 {
+			return nil, errf("index %q is not an integer ≥ 0", f[2])
+		}
+		t, err := strconv.ParseFloat(f[3], 64)
+		if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
+			return nil, errf("start %q is not a finite number", f[3])
+		}
+		if f[0] == "op" {
+			if f[1] != "F" && f[1] != "B" {
+				return nil, errf("operation %q is not F or B", f[1])
+			}
+			s.Ops = append(s.Ops, TimedOp{Backward: f[1] == "B", Index: i, Start: t})
+			continue
+		}
+		var k TransferKind
+		if err := k.UnmarshalText([]byte(f[1])); err != nil || k == Upload {
+			return nil, errf("transfer kind %q is not offload or prefetch", f[1])
+		}
+		s.Transfers = append(s.Transfers, ActTransfer{Kind: k, Index: i, Start: t})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("schedule: %w", err)
+	}
+	return s, nil
+}
+
+// WriteTimedText writes s in the format ParseTimedText reads.
+func WriteTimedText(w io.Writer, s *Timed) error {
+	b := &strings.Builder{}
+	for _, o := range s.Ops {
+		k := "F"
+		if o.Backward {
+			k = "B"
+		}
+		fmt.Fprintf(b, "op %s %d %.17g\n", k, o.Index, o.Start)
+	}
+	for _, t := range s.Transfers {
+		fmt.Fprintf(b, "transfer %v %d %.17g\n", t.Kind, t.Index, t.Start)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

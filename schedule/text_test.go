@@ -49,3 +49,24 @@ func TestPeriodicTextRoundTrip(t *testing.T) {
 		assert.Contains(t, err.Error(), bad.want, bad.text)
 	}
 }
+
+func TestTimedTextRoundTrip(t *testing.T) {
+	s := &Timed{Ops: []TimedOp{{false, 0, 0}, {false, 1, 1.5}, {true, 1, 2}, {true, 0, 3.25}},
+		Transfers: []ActTransfer{{Offload, 0, 0}, {Prefetch, 0, 2.5}}}
+	var b strings.Builder
+	require.NoError(t, WriteTimedText(&b, s))
+	got, err := ParseTimedText(strings.NewReader(b.String()))
+	require.NoError(t, err)
+	assert.Equal(t, s, got)
+	for _, bad := range []struct{ text, want string }{
+		{"op X 0 0", "not F or B"},
+		{"transfer upload 0 0", "not offload or prefetch"},
+		{"op F -1 0", "integer ≥ 0"},
+		{"op F 0 inf", "finite"},
+		{"wait 1", "unknown statement"},
+	} {
+		_, err := ParseTimedText(strings.NewReader(bad.text))
+		require.Error(t, err, bad.text)
+		assert.Contains(t, err.Error(), bad.want, bad.text)
+	}
+}

@@ -55,7 +55,7 @@ func TestBadFlagsExit2(t *testing.T) {
 		{"gen zoo: unknown dtype", []string{"gen", "zoo", "resnet", "--depth", "50", "--dtype", "int4"}, "int4"},
 		{"gen random: zero stages", []string{"gen", "random", "--stages", "0"}, "--stages"},
 		{"verify: unknown problem", []string{"verify", "--problem", "x", "--mem", "1GiB", "--schedule", "-"}, "--problem"},
-		{"verify: act-offload not in this build", []string{"verify", "--problem", "act-offload", "--mem", "1GiB", "--schedule", "-"}, "act-offload"},
+		{"verify: act-offload without a schedule", []string{"verify", "--problem", "act-offload", "--mem", "1GiB"}, "--schedule"},
 		{"verify: unknown format", []string{"verify", "--problem", "remat", "--mem", "1GiB", "--schedule", "-", "--format", "yaml"}, "--format"},
 		{"verify: missing schedule", []string{"verify", "--problem", "remat", "--mem", "1GiB"}, "--schedule"},
 		{"unknown flag", []string{"remat", "--memory", "1GiB"}, "--memory"},

@@ -10,10 +10,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memsched/memsched/instances"
+	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/periodic"
+	"github.com/memsched/memsched/verify/timed"
 )
 
 // VerifyOptions are the flags of `memsched verify`.
@@ -50,7 +52,7 @@ var errRejected = errors.New("the schedule is invalid")
 func newVerifyCmd(io *IO) *cobra.Command {
 	o := &VerifyOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify --problem remat|weight-offload --chain FILE --mem SIZE [--bandwidth RATE] --schedule FILE",
+		Use:   "verify --problem remat|act-offload|weight-offload --chain FILE --mem SIZE [--bandwidth RATE] --schedule FILE",
 		Short: "Check a schedule produced by anyone; explain its first violation",
 		Long: `verify replays a schedule with memsched's independent validators and prints its makespan (or
 period) and peak memory, or the first rule it breaks with its step (remat) or time (weight
@@ -59,8 +61,8 @@ JSON sequence or periodic schedule, or the plain text formats of docs/verify.md:
   remat           operations as in 004: Fck^1 Fn^2 Fall^3 B^3 ... (any spacing, # comments)
   weight-offload  period P / op F|B LAYER START / transfer offload|upload|prefetch LAYER START /
                   delete LAYER TIME / resident LAYER... / cpu-valid LAYER...
-Exit status: 0 valid, 1 invalid (the violation is printed), 2 unreadable input.
-act-offload is not in this build yet.`,
+  act-offload     op F|B INDEX START / transfer offload|prefetch INDEX START (0-based, 001)
+Exit status: 0 valid, 1 invalid (the violation is printed), 2 unreadable input.`,
 		Example: `  memsched remat --mem 90MiB --algo floating --json > s.json
   memsched verify --problem remat --mem 90MiB --schedule s.json
   echo "Fall^1 Fall^2 Fall^3 Fall^4 Fall^5 Fall^6 Fall^7 B^7 B^6 B^5 B^4 B^3 B^2 B^1" |
@@ -71,10 +73,10 @@ act-offload is not in this build yet.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runVerify(o, io) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Problem, "problem", "", "remat | weight-offload")
+	f.StringVar(&o.Problem, "problem", "", "remat | act-offload | weight-offload")
 	f.StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1); default for remat: the built-in toy chain")
 	f.StringVar(&o.Mem, "mem", "", "memory budget (remat: everything included; weight-offload: M_GPU)")
-	f.StringVar(&o.Bandwidth, "bandwidth", "12GB/s", "weight-offload: link rate β, each direction")
+	f.StringVar(&o.Bandwidth, "bandwidth", "12GB/s", "offloading: link rate β (each direction for weights)")
 	f.StringVar(&o.Schedule, "schedule", "", "schedule file, - for stdin")
 	f.StringVar(&o.Format, "format", "auto", "auto | json | text")
 	return cmd
@@ -82,13 +84,11 @@ act-offload is not in this build yet.`,
 
 func runVerify(o *VerifyOptions, io *IO) error {
 	switch o.Problem {
-	case "remat", "weight-offload":
-	case "act-offload":
-		return usageErrorf("verify: --problem act-offload is not in this build yet")
+	case "remat", "act-offload", "weight-offload":
 	case "":
-		return usageErrorf("verify: --problem is required (remat or weight-offload)")
+		return usageErrorf("verify: --problem is required (remat, act-offload or weight-offload)")
 	default:
-		return usageErrorf("verify: unknown --problem %q (want remat or weight-offload)", o.Problem)
+		return usageErrorf("verify: unknown --problem %q (want remat, act-offload or weight-offload)", o.Problem)
 	}
 	if o.Mem == "" {
 		return usageErrorf("verify: --mem is required")
@@ -121,9 +121,12 @@ func runVerify(o *VerifyOptions, io *IO) error {
 		}
 	}
 	rep := VerifyReport{Problem: o.Problem, Schedule: o.Schedule, Format: format, Budget: budget}
-	if o.Problem == "remat" {
+	switch o.Problem {
+	case "remat":
 		err = verifyRemat(o, data, &rep)
-	} else {
+	case "act-offload":
+		err = verifyActs(o, data, &rep)
+	default:
 		err = verifyWeights(o, data, &rep)
 	}
 	if err != nil {
@@ -155,18 +158,72 @@ func runVerify(o *VerifyOptions, io *IO) error {
 	return nil
 }
 
-func measure(problem string) string {
-	if problem == "remat" {
-		return "makespan"
+func measure(problem string) string { // the period for the periodic weight schedules
+	if problem == "weight-offload" {
+		return "period"
 	}
-	return "period"
+	return "makespan"
 }
 
 func validator(problem string) string {
-	if problem == "remat" {
+	switch problem {
+	case "remat":
 		return "verify.Remat (004 §3, SPEC §1)"
+	case "act-offload":
+		return "verify/timed (001 (A)–(E), SPEC §2)"
 	}
 	return "verify/periodic (002 §3, SPEC §3)"
+}
+
+// verifyActs reads a timed activation-offloading schedule and checks it.
+func verifyActs(o *VerifyOptions, data []byte, rep *VerifyReport) error {
+	beta, err := instances.ParseRate(o.Bandwidth)
+	if err != nil {
+		return &UsageError{fmt.Errorf("--bandwidth: %w", err)}
+	}
+	c, _, err := loadChain(o.ChainFile)
+	if err != nil {
+		return err
+	}
+	p, err := act.FromChain(c, rep.Budget, beta)
+	if err != nil {
+		return &UsageError{err}
+	}
+	var s *schedule.Timed
+	if rep.Format == "json" {
+		var obj struct {
+			Schedule *schedule.Timed    `json:"schedule"`
+			Ops      []schedule.TimedOp `json:"ops"`
+		}
+		if err = json.Unmarshal(data, &obj); err == nil {
+			switch {
+			case obj.Schedule != nil:
+				s = obj.Schedule
+			case obj.Ops != nil:
+				s = &schedule.Timed{}
+				err = json.Unmarshal(data, s)
+			default:
+				err = errors.New(`neither a "schedule" key nor a timed schedule ("ops", "transfers")`)
+			}
+		}
+	} else {
+		s, err = schedule.ParseTimedText(bytes.NewReader(data))
+	}
+	if err != nil {
+		return usageErrorf("--schedule %s: %v", o.Schedule, err)
+	}
+	r, err := timed.Check(p, s)
+	var bad *timed.Violation
+	switch {
+	case errors.As(err, &bad):
+		t := bad.Time
+		rep.Error = &Violation{Time: &t, Reason: fmt.Sprintf("%s (rule %s)", bad.Msg, bad.Rule)}
+		return nil
+	case err != nil:
+		return usageErrorf("--schedule %s: %v", o.Schedule, err)
+	}
+	rep.Valid, rep.Verified, rep.Makespan, rep.Peak = true, true, r.Makespan, r.Peak
+	return nil
 }
 
 // verifyRemat reads a sequence and replays it.

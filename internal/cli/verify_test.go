@@ -186,3 +186,51 @@ func TestVerifyBadInput(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "is missing")
 }
+
+// TestVerifyActsRejects: hand-made wrong activation-offloading schedules on a two-stage chain
+// (10 B activations, 1 s operations, 10 B/s: a transfer takes 1 s; M_GPU = 40 B, 50 B without
+// offloading), each an edit of the optimal schedule (5 s, certified by the fractional
+// relaxation), rejected at the right time with the right rule.
+func TestVerifyActsRejects(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "a2-offload.txt"))
+	require.NoError(t, err)
+	base := string(b)
+	code, rep, stderr := verifyFile(t, base, "--problem", "act-offload", "--chain", "testdata/a2.json", "--mem", "40", "--bandwidth", "10B/s")
+	require.Equal(t, 0, code, stderr)
+	assert.InDelta(t, 5, rep.Makespan, 1e-12)
+	// link: with B_1 at 4, x_1 can go and come back before it; x_0's prefetch then overlaps it.
+	link := "op F 0 0\nop F 1 1\nop B 1 4\nop B 0 6\ntransfer offload 0 0\ntransfer offload 1 1\ntransfer prefetch 1 2\ntransfer prefetch 0 2.5\n"
+	cases := []struct {
+		name, from, to, mem string
+		time                float64
+		want                string
+	}{
+		{"memory overflow", "", "", "35", 2, "rule memory"},
+		{"no offloading at all", "transfer offload 0 0\ntransfer prefetch 0 3\n", "", "40", 2, "rule memory"},
+		{"operations overlap", "op F 1 1", "op F 1 0.5", "40", 0.5, "rule sequential"},
+		{"operations out of order", "op B 1 2\nop B 0 4", "op B 0 4\nop B 1 2", "40", 4, "rule ops"},
+		{"negative start", "op F 0 0", "op F 0 -1", "40", -1, "rule ops"},
+		{"prefetch ends after the backward starts", "transfer prefetch 0 3", "transfer prefetch 0 3.5", "40", 4.5, "after B_0 starts"},
+		{"prefetch before the activation left", "transfer prefetch 0 3", "transfer prefetch 0 0.5", "40", 0.5, "rule released"},
+		{"offload before the activation exists", "transfer offload 0 0", "transfer offload 0 0\ntransfer offload 1 0.5\ntransfer prefetch 1 1.5", "100", 0.5, "before F_0 produces it"},
+		{"offloaded twice", "transfer offload 0 0", "transfer offload 0 0\ntransfer offload 0 1", "40", 1, "offloaded twice"},
+		{"offloaded, never prefetched", "transfer prefetch 0 3\n", "", "40", 0, "offloaded true but prefetched false"},
+		{"the last activation cannot move", "transfer offload 0 0", "transfer offload 0 0\ntransfer offload 2 2", "40", 2, "only x_0..x_1"},
+		{"two transfers on the link at once", base, link, "100", 2.5, "rule link"},
+	}
+	for _, tc := range cases {
+		text := base
+		if tc.from == base {
+			text = tc.to
+		} else if tc.from != "" {
+			require.Contains(t, text, tc.from, tc.name)
+			text = strings.Replace(text, tc.from, tc.to, 1)
+		}
+		code, rep, stderr := verifyFile(t, text, "--problem", "act-offload", "--chain", "testdata/a2.json", "--mem", tc.mem, "--bandwidth", "10B/s")
+		require.Equal(t, 1, code, "%s: %s", tc.name, stderr)
+		require.NotNil(t, rep.Error, tc.name)
+		assert.Contains(t, rep.Error.Reason, tc.want, tc.name)
+		require.NotNil(t, rep.Error.Time, tc.name)
+		assert.InDelta(t, tc.time, *rep.Error.Time, 1e-9, tc.name)
+	}
+}
