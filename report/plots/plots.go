@@ -86,6 +86,17 @@ func collect(res *report.SweepResult, scale float64, boundName string, y func(r 
 	return out
 }
 
+// Legend geometry: entries of legendFont, legendEntry apart.
+const (
+	legendFont  = vg.Length(9)
+	legendEntry = vg.Length(11)
+)
+
+// height grows the figure with the legend so that the curves keep room.
+func height(entries int) vg.Length {
+	return 5*vg.Inch + vg.Length(max(0, entries-8))*1.6*legendEntry
+}
+
 // newPlot builds one plot from the curves; the bound curves are drawn black and dashed.
 func newPlot(title, xlabel, ylabel string, curves []series, xmin, xmax float64) (*plot.Plot, error) {
 	p := plot.New()
@@ -95,6 +106,8 @@ func newPlot(title, xlabel, ylabel string, curves []series, xmin, xmax float64) 
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	p.Legend.Left = false
+	p.Legend.TextStyle.Font.Size = legendFont
+	nbound := 0
 	for i, s := range curves {
 		if len(s.pts) == 0 {
 			continue
@@ -104,9 +117,12 @@ func newPlot(title, xlabel, ylabel string, curves []series, xmin, xmax float64) 
 			return nil, err
 		}
 		isBound := strings.Contains(s.name, "lower bound")
-		if isBound {
-			l.Color, sc.Color = color.Black, color.Black
-			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		if isBound { // black to grey, one dash pattern per lever
+			g := uint8(min(160, 70*nbound))
+			c := color.Gray{Y: g}
+			l.Color, sc.Color = c, c
+			l.Dashes = []vg.Length{vg.Points(5 + 2*float64(nbound)), vg.Points(3)}
+			nbound++
 			l.Width = vg.Points(1.5)
 			sc.Shape = draw.CrossGlyph{}
 		} else {
@@ -118,13 +134,14 @@ func newPlot(title, xlabel, ylabel string, curves []series, xmin, xmax float64) 
 		p.Add(l, sc)
 		p.Legend.Add(s.name, l, sc)
 	}
-	// Head room above the curves for the legend, one line per entry (it has no background).
+	// Head room above the curves for the legend (it has no background): the fraction of the
+	// plot's height its entries take.
 	lo, hi := p.Y.Min, p.Y.Max
 	if hi <= lo {
 		hi = lo + 1
 	}
-	n := float64(len(curves)) + 1
-	p.Y.Max = hi + (hi-lo)*n*0.07/(1-n*0.07)
+	frac := math.Min(0.75, float64(len(curves))*legendEntry.Points()/(height(len(curves)).Points()-70))
+	p.Y.Max = hi + (hi-lo)*frac/(1-frac)
 	p.X.Min, p.X.Max = xmin, xmax
 	return p, nil
 }
@@ -164,7 +181,7 @@ func Write(res *report.SweepResult, dir string) ([]string, error) {
 		}
 		for _, ext := range []string{"svg", "png"} {
 			f := filepath.Join(dir, pl.name+"."+ext)
-			if err := p.Save(8*vg.Inch, 5*vg.Inch, f); err != nil {
+			if err := p.Save(8*vg.Inch, height(len(pl.curves)), f); err != nil {
 				return files, fmt.Errorf("plots: %s: %w", f, err)
 			}
 			files = append(files, f)
