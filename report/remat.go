@@ -3,6 +3,8 @@ package report
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/memsched/memsched/dp"
@@ -39,26 +41,48 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	if nslots == 0 {
 		nslots = dp.DefaultSlots
 	}
+	// The strategies are independent: run them on all cores (each DP table is one job).
+	names := make([]string, 0, len(RematStrategies))
 	for _, name := range RematStrategies {
-		if err := ctx.Err(); err != nil {
-			return lr, err
-		}
 		if name == "floating" && c.Len() > dp.MaxFloatingStages {
 			lr.Notes = append(lr.Notes, fmt.Sprintf("floating: %d stages is above C_FL's limit of %d; not run", c.Len(), dp.MaxFloatingStages))
 			continue
 		}
-		start := time.Now()
-		seq, err := RematStrategy(c, budget, name, slots)
-		if err != nil {
-			return lr, fmt.Errorf("%s: %w", name, err)
-		}
-		row, err := rematRow(c, budget, name, seq)
+		names = append(names, name)
+	}
+	rows := make([]Row, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if errs[i] = ctx.Err(); errs[i] != nil {
+				return
+			}
+			start := time.Now()
+			seq, err := RematStrategy(c, budget, name, slots)
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", name, err)
+				return
+			}
+			rows[i], errs[i] = rematRow(c, budget, name, seq)
+			rows[i].Seconds = time.Since(start).Seconds()
+			if in.Progress != nil {
+				in.Progress.Advance(1)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return lr, err
 		}
-		row.Seconds = time.Since(start).Seconds()
-		lr.Rows = append(lr.Rows, row)
 	}
+	lr.Rows = rows
 	start := time.Now()
 	bounds, notes, err := RematBounds(ctx, c, budget, nslots)
 	lr.Bounds, lr.Notes = bounds, append(lr.Notes, notes...)
