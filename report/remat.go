@@ -54,6 +54,18 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	errs := make([]error, len(names))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
+	// The bounds run beside the strategies (C_FL floored is as long as the floating table).
+	start := time.Now()
+	var bounds []Bound
+	var notes []string
+	var boundErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sem <- struct{}{}
+		defer func() { <-sem }()
+		bounds, notes, boundErr = RematBounds(ctx, c, budget, nslots)
+	}()
 	for i, name := range names {
 		wg.Add(1)
 		go func() {
@@ -83,11 +95,9 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 		}
 	}
 	lr.Rows = rows
-	start := time.Now()
-	bounds, notes, err := RematBounds(ctx, c, budget, nslots)
 	lr.Bounds, lr.Notes = bounds, append(lr.Notes, notes...)
-	if err != nil {
-		return lr, err
+	if boundErr != nil {
+		return lr, boundErr
 	}
 	if in.TimeLimit > 0 {
 		refine(ctx, in, &lr, nslots, start.Add(in.TimeLimit))

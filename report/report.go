@@ -25,6 +25,9 @@ type Input struct {
 	Solver string
 	// Progress, when non-nil, receives progress of long steps (see Progress).
 	Progress Progress
+	// LeverDone, when non-nil, is called (from Certify's goroutine) with each lever's report as
+	// soon as it is complete, so that an interrupted run can still print the finished ones.
+	LeverDone func(*LeverReport)
 }
 
 // Progress receives progress of long computations. Implementations must be safe for
@@ -128,6 +131,8 @@ type Report struct {
 	// Levers is keyed by lever name; Order lists the names in report order.
 	Levers map[string]*LeverReport `json:"levers"`
 	Order  []string                `json:"-"`
+	// Interrupted: the run was stopped (Ctrl-C); Levers holds those finished.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // LeverNames are the three levers, in report order.
@@ -162,6 +167,9 @@ func Certify(ctx context.Context, in Input, levers map[string]Lever) (*Report, e
 		}
 		if why := lv.Skip(in); why != "" {
 			rep.Levers[name] = &LeverReport{Lever: name, Skipped: why}
+			if in.LeverDone != nil {
+				in.LeverDone(rep.Levers[name])
+			}
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -180,6 +188,9 @@ func Certify(ctx context.Context, in Input, levers map[string]Lever) (*Report, e
 		lr.Lever = name
 		Summarize(&lr)
 		rep.Levers[name] = &lr
+		if in.LeverDone != nil {
+			in.LeverDone(&lr)
+		}
 	}
 	return rep, nil
 }
@@ -187,9 +198,15 @@ func Certify(ctx context.Context, in Input, levers map[string]Lever) (*Report, e
 // Summarize fills the best bound, every row's ratio, and the best strategy.
 func Summarize(lr *LeverReport) {
 	lr.BestBound, lr.BestBoundBy, lr.Infeasible = 0, "", false
+	bestExact := false
 	for _, b := range lr.Bounds {
-		if b.Value > lr.BestBound && !b.Infeasible {
-			lr.BestBound, lr.BestBoundBy = b.Value, b.Name
+		if b.Infeasible {
+			continue
+		}
+		// On a tie (relative 1e-12) an exact bound (an optimum) names the best bound: it says more.
+		tie := math.Abs(b.Value-lr.BestBound) <= 1e-12*b.Value
+		if b.Value > lr.BestBound && !tie || tie && b.Exact && !bestExact {
+			lr.BestBound, lr.BestBoundBy, bestExact = math.Max(b.Value, lr.BestBound), b.Name, b.Exact
 		}
 	}
 	for _, b := range lr.Bounds {

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -125,6 +127,19 @@ func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
 	}
 	bar := newBar(io, "certify", 0)
 	in.Progress = bar
+	var mu sync.Mutex
+	partial := &report.Report{Chain: in.Source, Stages: in.Chain.Len(), Budget: in.Budget, Bandwidth: in.Bandwidth,
+		Levers: map[string]*report.LeverReport{}, Interrupted: true}
+	closed := false // set on interrupt: nothing is added after the partial report is printed
+	in.LeverDone = func(lr *report.LeverReport) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return
+		}
+		partial.Levers[lr.Lever] = lr
+		partial.Order = append(partial.Order, lr.Lever)
+	}
 	type outcome struct {
 		rep *report.Report
 		err error
@@ -142,6 +157,18 @@ func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
 		err = errInterrupted
 	}
 	bar.Finish()
+	if errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled) {
+		// Print the levers finished before Ctrl-C, then exit 130.
+		mu.Lock()
+		defer mu.Unlock()
+		closed = true
+		if io.JSON {
+			io.PrintJSON(partial)
+		} else if len(partial.Order) > 0 {
+			printCertify(partial, io)
+		}
+		return errInterrupted
+	}
 	if err != nil {
 		return err
 	}
@@ -222,6 +249,9 @@ func printCertify(rep *report.Report, io *IO) error {
 		}
 	}
 	w.Flush()
+	if rep.Interrupted {
+		fmt.Fprintln(io.Out, "\ninterrupted: the levers not listed above did not finish")
+	}
 	fmt.Fprintln(io.Out, "\nevery schedule above was replayed by an independent validator (verify)")
 	return nil
 }
