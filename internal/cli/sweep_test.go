@@ -51,6 +51,18 @@ func TestSweepToy(t *testing.T) {
 		require.NoError(t, err, f)
 		assert.Greater(t, st.Size(), int64(100), f)
 	}
+	// The plots: axes with units, a legend naming every strategy and the bound.
+	for _, name := range []string{"ratio.svg", "throughput.svg"} {
+		svg, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		for _, want := range []string{"memory budget (MiB)", "lower bound", "persistent", "floating", "revolve", "sequential", "store-all"} {
+			assert.Contains(t, string(svg), want, name)
+		}
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "ratio.svg"))
+	assert.Contains(t, string(svg), "ratio to bound (1 = proven optimal)")
+	svg, _ = os.ReadFile(filepath.Join(dir, "throughput.svg"))
+	assert.Contains(t, string(svg), "throughput (iterations/s)")
 	f, err := os.Open(filepath.Join(dir, "sweep.csv"))
 	require.NoError(t, err)
 	defer f.Close()
