@@ -44,8 +44,8 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	// The strategies are independent: run them on all cores (each DP table is one job).
 	names := make([]string, 0, len(RematStrategies))
 	for _, name := range RematStrategies {
-		if name == "floating" && c.Len() > dp.MaxFloatingStages {
-			lr.Notes = append(lr.Notes, fmt.Sprintf("floating: %d stages is above C_FL's limit of %d; not run", c.Len(), dp.MaxFloatingStages))
+		if why := floatingOutOfReach(c.Len(), nslots, maxFloatingBytes); name == "floating" && why != "" {
+			lr.Notes = append(lr.Notes, "floating: not run: "+why)
 			continue
 		}
 		names = append(names, name)
@@ -64,7 +64,7 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 		defer wg.Done()
 		sem <- struct{}{}
 		defer func() { <-sem }()
-		bounds, notes, boundErr = RematBounds(ctx, c, budget, nslots)
+		bounds, notes, boundErr = RematBounds(ctx, c, budget, nslots, in.TimeLimit)
 	}()
 	for i, name := range names {
 		wg.Add(1)
@@ -105,8 +105,39 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	return lr, nil
 }
 
-// maxTableBytes caps the memory of one C_FL table in refine.
-const maxTableBytes = 1 << 30
+// maxTableBytes caps the memory of one C_FL table in refine; maxFloatingBytes any C_FL
+// table certify builds (two may be built at once).
+const (
+	maxTableBytes    = 1 << 30
+	maxFloatingBytes = 4 << 30
+)
+
+// probeSlots is the probe of a large floored C_FL table (and the fewest slots worth one),
+// probeBytes the table size above which RematBounds probes first, maxExactSlots the largest
+// exact-mode table (dp's limit of 2^22 slots).
+const (
+	probeSlots    = 16
+	probeBytes    = 256 << 20
+	maxExactSlots = 1 << 22
+)
+
+// floatingBytes estimates the memory of a C_FL table: n³/6 states × (S+1) slots × (two
+// float64 and three int16).
+func floatingBytes(n, slots int) float64 {
+	return float64(n) * float64(n) * float64(n) / 6 * float64(slots+1) * 22
+}
+
+// floatingOutOfReach says why C_FL cannot run on n stages with slots ("" when it can): its
+// stage limit, or a table above limit bytes.
+func floatingOutOfReach(n, slots int, limit float64) string {
+	if n > dp.MaxFloatingStages {
+		return fmt.Sprintf("%d stages, at most %d", n, dp.MaxFloatingStages)
+	}
+	if b := floatingBytes(n, slots); b > limit {
+		return fmt.Sprintf("its table would take %.1f GiB with %d slots, above %.1f GiB", b/(1<<30), slots, limit/(1<<30))
+	}
+	return ""
+}
 
 // refine narrows the bracket [C_FL floored, C_FL rounded up] when no exact bound closes it:
 // both converge to the optimum as slots get finer, so it doubles the slots while the time
@@ -136,8 +167,7 @@ func refine(ctx context.Context, in Input, lr *LeverReport, nslots int, deadline
 	if fl < 0 || lb < 0 || !lr.Rows[fl].Feasible {
 		return
 	}
-	// C_FL: n³/6 states × (S+1) slots × (2 float64 + 3 int16).
-	bytesPerSlot := float64(n) * float64(n) * float64(n) / 6 * 22
+	bytesPerSlot := floatingBytes(n, 0)
 	last := lr.Bounds[lb].Seconds + lr.Rows[fl].Seconds
 	slots, steps := nslots, 0
 	for {
@@ -234,7 +264,12 @@ func SumU(c *instances.Chain) float64 {
 }
 
 // RematBounds returns every remat lower bound within reach, and notes on those out of reach.
-func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots int) ([]Bound, []string, error) {
+//
+// limit (0: none) bounds the time of a large C_FL table: one whose memory is above probeBytes
+// is first run with probeSlots slots, timed, and rebuilt with as many slots as the time left
+// allows (at most nslots).
+func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots int, limit time.Duration) ([]Bound, []string, error) {
+	deadline := time.Now().Add(limit)
 	var bounds []Bound
 	var notes []string
 	if minB := verify.MinBudget(c); budget < minB {
@@ -262,34 +297,67 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots i
 	if err := ctx.Err(); err != nil {
 		return bounds, notes, err
 	}
-	if c.Len() > dp.MaxFloatingStages {
-		notes = append(notes, fmt.Sprintf("bound: C_FL is out of reach (%d stages, at most %d); the best bound is the strongest of the others", c.Len(), dp.MaxFloatingStages))
+	n := c.Len()
+	if n > dp.MaxFloatingStages {
+		notes = append(notes, fmt.Sprintf("bound: C_FL is out of reach (%d stages, at most %d); the best bound is the strongest of the others", n, dp.MaxFloatingStages))
 		return bounds, notes, nil
 	}
 	start := time.Now()
-	if r, err := dp.SolveFloating(c, budget, dp.Options{Exact: true}); err == nil {
-		b := Bound{Name: "C_FL exact", Kind: DPOptimal, Exact: true, Seconds: time.Since(start).Seconds(),
-			Note: "optimal by 004 Lemma 4.4 (1-byte slots)"}
-		if r.Feasible {
-			b.Value = r.Makespan
-		} else {
-			b.Infeasible = true
+	if budget <= maxExactSlots && floatingBytes(n, int(budget)) <= maxFloatingBytes {
+		if r, err := dp.SolveFloating(c, budget, dp.Options{Exact: true}); err == nil {
+			b := Bound{Name: "C_FL exact", Kind: DPOptimal, Exact: true, Seconds: time.Since(start).Seconds(),
+				Note: "optimal by 004 Lemma 4.4 (1-byte slots)"}
+			if r.Feasible {
+				b.Value = r.Makespan
+			} else {
+				b.Infeasible = true
+			}
+			return append(bounds, b), notes, nil
 		}
-		return append(bounds, b), notes, nil
-	} else if !exact {
-		notes = append(notes, "bound: C_FL in exact mode is out of reach ("+err.Error()+"); using sizes rounded down")
 	}
-	start = time.Now()
-	lb, feasible, err := dp.FloatingLowerBound(c, budget, dp.Options{Slots: nslots})
+	if !exact {
+		notes = append(notes, "bound: C_FL in exact mode is out of reach (1-byte slots); using sizes rounded down")
+	}
+	// Fewer slots still give a lower bound (a coarser relaxation): fit the table in memory and,
+	// for big tables, in the time left, measured on a probe of probeSlots (the time of a table
+	// grows linearly in its slots).
+	slots := nslots
+	if fewer := int(maxFloatingBytes/floatingBytes(n, 0)) - 1; fewer < slots {
+		notes = append(notes, fmt.Sprintf("bound: C_FL with %d slots would take %.1f GiB; floored with %d slots", nslots, floatingBytes(n, nslots)/(1<<30), fewer))
+		slots = fewer
+	}
+	if slots < probeSlots {
+		notes = append(notes, "bound: C_FL is out of reach (too large even with few slots); the best bound is the strongest of the others")
+		return bounds, notes, nil
+	}
+	floored := func(k int) (Bound, error) {
+		start := time.Now()
+		lb, feasible, err := dp.FloatingLowerBound(c, budget, dp.Options{Slots: k})
+		b := Bound{Name: fmt.Sprintf("C_FL floored, %d slots", k), Kind: DPRelaxation, Seconds: time.Since(start).Seconds(),
+			Note: "C_FL on the chain with sizes rounded down to slots", Value: lb, Infeasible: !feasible}
+		if !feasible {
+			b.Value = 0
+		}
+		return b, err
+	}
+	if floatingBytes(n, slots) > probeBytes && limit > 0 {
+		probe, err := floored(probeSlots)
+		if err != nil {
+			return bounds, notes, err
+		}
+		left := time.Until(deadline).Seconds()
+		if fit := int(left / max(probe.Seconds, 1e-3) * probeSlots * 0.7); fit < slots {
+			if fit <= probeSlots {
+				notes = append(notes, fmt.Sprintf("bound: C_FL floored with %d slots would not finish in the time limit; kept the probe with %d", slots, probeSlots))
+				return append(bounds, probe), notes, nil
+			}
+			notes = append(notes, fmt.Sprintf("bound: C_FL floored with %d slots would not finish in the time limit; %d slots instead", slots, fit))
+			slots = fit
+		}
+	}
+	b, err := floored(slots)
 	if err != nil {
 		return bounds, notes, err
-	}
-	b := Bound{Name: fmt.Sprintf("C_FL floored, %d slots", nslots), Kind: DPRelaxation, Seconds: time.Since(start).Seconds(),
-		Note: "C_FL on the chain with sizes rounded down to slots"}
-	if feasible {
-		b.Value = lb
-	} else {
-		b.Infeasible = true
 	}
 	return append(bounds, b), notes, nil
 }

@@ -101,7 +101,7 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 		total := 0
 		for _, name := range levers {
 			switch {
-			case name == "remat" && in.Chain.Len() > dp.MaxFloatingStages:
+			case name == "remat" && floatingOutOfReach(in.Chain.Len(), max(in.Slots, 1), maxFloatingBytes) != "":
 				total += len(o.Budgets) + 2 // persistent and revolve tables
 			case name == "remat":
 				total += len(o.Budgets) + 3
@@ -238,9 +238,12 @@ func (s *sweeper) remat(ctx context.Context) {
 		Frontier() []dp.Point
 	}
 	names := []string{"persistent", "floating", "revolve"}
-	if c.Len() > dp.MaxFloatingStages {
+	if why := floatingOutOfReach(c.Len(), nslots, maxFloatingBytes); why != "" {
 		names = []string{"persistent", "revolve"}
-		s.note("remat: floating (C_FL) is out of reach at %d stages (at most %d): not swept, and bounds are Σ(u_f+u_b) and the smallest feasible budget", c.Len(), dp.MaxFloatingStages)
+		s.note("remat: floating (C_FL) is out of reach (%s): not swept", why)
+	}
+	if why := floatingOutOfReach(c.Len(), nslots, maxSweepBoundBytes); why != "" {
+		s.note("remat: the per-budget C_FL floored bound is out of reach (%s): bounds are Σ(u_f+u_b), the smallest feasible budget and, on ≤ %d stages, the exhaustive search", why, oracle.MaxStages)
 	}
 	tables := make([]solver, len(names))
 	var tablesDone sync.WaitGroup
@@ -350,6 +353,9 @@ func waitOrDone(ctx context.Context, wg *sync.WaitGroup) bool {
 	}
 }
 
+// maxSweepBoundBytes caps the per-budget floored C_FL tables of a sweep (one per worker at once).
+const maxSweepBoundBytes = 512 << 20
+
 // sweepRematBounds is RematBounds without C_FL in exact mode (one DP per budget at 1-byte slots
 // is for certify); the floored C_FL runs per budget when the chain is within its reach.
 func sweepRematBounds(ctx context.Context, c *instances.Chain, b int64, nslots int) ([]Bound, error) {
@@ -364,7 +370,7 @@ func sweepRematBounds(ctx context.Context, c *instances.Chain, b int64, nslots i
 		}
 		bounds = append(bounds, Bound{Name: "exhaustive search", Kind: Exhaustive, Exact: true, Value: ms, Infeasible: !ok})
 	}
-	if c.Len() > dp.MaxFloatingStages || ctx.Err() != nil {
+	if floatingOutOfReach(c.Len(), nslots, maxSweepBoundBytes) != "" || ctx.Err() != nil {
 		return bounds, nil
 	}
 	lb, feasible, err := dp.FloatingLowerBound(c, b, dp.Options{Slots: nslots})
