@@ -266,7 +266,7 @@ func (d *dynprog) run() []int {
 				next = append(next, dpState{key: k, idle: idle, parent: int32(si), take: take})
 			}
 		}
-		d.states[i+1] = pareto(next)
+		d.states[i+1] = pruneDominated(next)
 	}
 	last := d.states[d.n]
 	compute := d.p.Compute()
@@ -280,9 +280,9 @@ func (d *dynprog) run() []int {
 	return order
 }
 
-// pareto drops every state that another with the same volumes dominates: at least as high at
+// pruneDominated drops every state that another with the same volumes dominates: at least as high at
 // both fronts with no more idle (a higher front only has more choices later).
-func pareto(states []dpState) []dpState {
+func pruneDominated(states []dpState) []dpState {
 	sort.SliceStable(states, func(a, b int) bool {
 		ka, kb := states[a].key, states[b].key
 		if ka.vlo != kb.vlo {

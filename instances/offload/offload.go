@@ -20,9 +20,9 @@ type Problem struct {
 	Layers []Layer
 	// A0 is |a^0|, the input of the iteration: it stays on the GPU throughout (B_1 needs it),
 	// so it is part of every operation's memory and of the memory between operations (SPEC §3).
-	A0 int64
-	MGPU   int64
-	Beta   float64 // bytes per second, each direction
+	A0   int64
+	MGPU int64
+	Beta float64 // bytes per second, each direction
 }
 
 // L returns the number of layers.

@@ -3,97 +3,165 @@ package cli
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/memsched/memsched/report"
 )
 
-// TestCertifyToy: the main job on the built-in instance — the exhaustive optimum 47.42 ms
-// certifies floating and persistent as optimal and revolve at 1.1611.
-func TestCertifyToy(t *testing.T) {
-	code, out, stderr := run(t, "certify", "--json")
+func certifyJSON(t *testing.T, args ...string) *report.Report {
+	t.Helper()
+	code, out, stderr := run(t, append([]string{"certify", "--json"}, args...)...)
 	require.Equal(t, 0, code, stderr)
-	var rep CertifyReport
+	var rep report.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	assert.True(t, rep.Certified)
-	assert.Equal(t, "exhaustive search", rep.OptimumBy)
-	assert.InDelta(t, 0.04742, rep.Optimum, 1e-12)
-	got := map[string]CertifyRow{}
-	for _, r := range rep.Rows {
-		got[r.Algorithm] = r
-		assert.True(t, r.Verified || !r.Feasible, r.Algorithm)
+	for _, name := range report.LeverNames {
+		require.Contains(t, rep.Levers, name, "every lever is listed, run or skipped")
 	}
+	return &rep
+}
+
+func rowsByName(lr *report.LeverReport) map[string]report.Row {
+	got := map[string]report.Row{}
+	for _, r := range lr.Rows {
+		got[r.Strategy] = r
+	}
+	return got
+}
+
+// TestCertifyToy: the main job on the built-in instance — the exhaustive optimum 47.42 ms,
+// met by C_FL with sizes rounded down (a DP-certified bound), certifies floating and
+// persistent as optimal and revolve at 1.1611.
+func TestCertifyToy(t *testing.T) {
+	rep := certifyJSON(t)
+	lr := rep.Levers["remat"]
+	assert.Empty(t, lr.Skipped)
+	assert.True(t, lr.Optimal)
+	assert.InDelta(t, 0.04742, lr.BestBound, 1e-12)
+	var dpBound bool
+	for _, b := range lr.Bounds {
+		if b.Kind == report.DPRelaxation || b.Kind == report.DPOptimal {
+			dpBound = true
+			assert.InDelta(t, 0.04742, b.Value, 1e-12, "the DP certifies the optimum itself")
+		}
+		if b.Kind == report.Exhaustive {
+			assert.InDelta(t, 0.04742, b.Value, 1e-12)
+		}
+	}
+	assert.True(t, dpBound, "a bound certified by the DP")
+	got := rowsByName(lr)
+	for _, r := range lr.Rows {
+		assert.True(t, r.Verified || !r.Feasible, r.Strategy)
+	}
+	assert.InDelta(t, 0.04742, got["floating"].Makespan, 1e-12)
+	assert.InDelta(t, 0.04742, got["persistent"].Makespan, 1e-12)
 	assert.InDelta(t, 1, got["floating"].Ratio, 1e-12)
 	assert.InDelta(t, 1, got["persistent"].Ratio, 1e-12)
 	assert.InDelta(t, 0.05506/0.04742, got["revolve"].Ratio, 1e-9)
 	assert.False(t, got["sequential"].Feasible)
 	assert.False(t, got["store-all"].Feasible)
+	assert.Contains(t, rep.Levers["weight-offload"].Skipped, "bandwidth", "no --bandwidth: skipped with a reason")
+	assert.NotEmpty(t, rep.Levers["act-offload"].Skipped)
 }
 
 // TestCertifyLargeChain: beyond the exhaustive search, the exact C_FL table in bytes certifies
-// the optimum (ResNet-50, batch 8, at 700 MiB); with its frontiers capped below their size the
-// optimum is bracketed instead, between a certified lower bound (sizes rounded down) and the
-// best sequence (sizes rounded up), and the report says the exact table was out of reach.
+// the optimum (ResNet-50, batch 8, at 700 MiB) and its sequence is the floating row; with its
+// frontiers capped below their size the optimum is bracketed instead, between a certified lower
+// bound (sizes rounded down) and the best sequence (sizes rounded up), and a note says the exact
+// table was out of reach. The weight lever runs with a bandwidth and is bounded by at least Σu.
 func TestCertifyLargeChain(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r50.json")
 	code, _, stderr := run(t, "gen", "zoo", "resnet", "--depth", "50", "--batch", "8", "-o", path)
 	require.Equal(t, 0, code, stderr)
-	code, out, stderr := run(t, "certify", "--chain", path, "--mem", "700MiB", "--slots", "200", "--json")
-	require.Equal(t, 0, code, stderr)
-	var exact CertifyReport
-	require.NoError(t, json.Unmarshal([]byte(out), &exact))
-	assert.Equal(t, "C_FL, exact in bytes", exact.OptimumBy)
-	assert.True(t, exact.Certified)
-	assert.Equal(t, exact.Optimum, exact.LowerBound)
-
-	code, out, stderr = run(t, "certify", "--chain", path, "--mem", "700MiB", "--slots", "200", "--max-breakpoints", "2", "--json")
-	require.Equal(t, 0, code, stderr)
-	var rep CertifyReport
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	assert.Contains(t, rep.Note, "exact C_FL out of reach")
-	assert.Greater(t, rep.LowerBound, 0.0)
-	assert.LessOrEqual(t, rep.LowerBound, exact.Optimum+1e-12, "the bracket holds the exact optimum")
-	assert.GreaterOrEqual(t, rep.Optimum, exact.Optimum-1e-12)
-	assert.Equal(t, rep.Optimum <= rep.LowerBound*(1+1e-12), rep.Certified, "certified exactly when a sequence meets the bound")
-	for _, r := range rep.Rows {
-		if r.Feasible {
-			assert.GreaterOrEqual(t, r.Ratio, 1.0-1e-12, r.Algorithm)
+	exact := certifyJSON(t, "--chain", path, "--mem", "700MiB", "--slots", "200")
+	el := exact.Levers["remat"]
+	assert.Equal(t, "C_FL exact", el.BestBoundBy)
+	assert.True(t, el.Optimal)
+	assert.InDelta(t, el.BestBound, el.BestAt, 1e-12*el.BestAt)
+	for _, r := range el.Rows {
+		if r.Strategy == "floating" {
+			assert.InDelta(t, 1, r.Ratio, 1e-12, "the exact table's sequence is the floating row")
 		}
 	}
+
+	rep := certifyJSON(t, "--chain", path, "--mem", "700MiB", "--slots", "200", "--max-breakpoints", "2",
+		"--bandwidth", "12GB/s", "--time-limit", "5")
+	lr := rep.Levers["remat"]
+	assert.Contains(t, strings.Join(lr.Notes, "\n"), "C_FL exact in bytes is out of reach")
+	assert.Greater(t, lr.BestBound, 0.0)
+	assert.LessOrEqual(t, lr.BestBound, el.BestBound*(1+1e-12), "the bracket holds the exact optimum")
+	assert.GreaterOrEqual(t, lr.BestAt, el.BestAt*(1-1e-12))
+	assert.LessOrEqual(t, lr.BestBound, lr.BestAt*(1+1e-12))
+	assert.Equal(t, lr.BestAt <= lr.BestBound*(1+1e-9), lr.Optimal, "optimal exactly when a sequence meets the bound")
+	for _, r := range lr.Rows {
+		if r.Feasible {
+			assert.GreaterOrEqual(t, r.Ratio, 1.0-1e-12, r.Strategy)
+			assert.True(t, r.Verified, r.Strategy)
+		}
+	}
+	wl := rep.Levers["weight-offload"]
+	require.Empty(t, wl.Skipped)
+	assert.Equal(t, "period", wl.Measure)
+	require.NotEmpty(t, wl.Bounds)
+	for _, r := range wl.Rows {
+		if r.Feasible {
+			assert.GreaterOrEqual(t, r.Ratio, 1.0-1e-9, r.Strategy)
+		}
+	}
+}
+
+// TestCertifyBeyondFloating: 337 stages is above C_FL's limit; certify still reports, with
+// the strongest bound within reach and a note saying so (was: "dp: floating: 337 stages is
+// too many").
+func TestCertifyBeyondFloating(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ResNet-1001 DP tables take seconds")
+	}
+	path := filepath.Join(t.TempDir(), "r1001.json")
+	code, _, stderr := run(t, "gen", "zoo", "resnet", "--depth", "1001", "--batch", "8", "-o", path)
+	require.Equal(t, 0, code, stderr)
+	rep := certifyJSON(t, "--chain", path, "--mem", "512MiB", "--slots", "100")
+	lr := rep.Levers["remat"]
+	assert.Greater(t, lr.BestBound, 0.0)
+	assert.NotEmpty(t, lr.Notes)
+	assert.Contains(t, lr.Notes[len(lr.Notes)-1], "C_FL is out of reach")
+	assert.NotEmpty(t, lr.Best)
 }
 
 func TestCertifyInfeasible(t *testing.T) {
 	code, out, _ := run(t, "certify", "--mem", "60MiB")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "infeasible")
+	rep := certifyJSON(t, "--mem", "60MiB")
+	assert.True(t, rep.Levers["remat"].Infeasible)
 	code, _, stderr := run(t, "certify", "--mem", "lots")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--mem")
 }
 
-// TestCertifySweep: N budgets from the smallest feasible one to the store-all peak; at the
-// smallest the exhaustive optimum exists, at the peak store-all fits with ratio 1.
-func TestCertifySweep(t *testing.T) {
-	code, out, stderr := run(t, "certify", "--sweep", "4", "--json")
+// TestCertifyResNet101Closed: ResNet-101 (224, batch 32) at 2 GiB — the bracket was
+// [203.82, 205.60] ms with 500 slots; the exact C_FL table in bytes closes it at 205.60 ms, and
+// so does refining the slotted C_FL within the time limit when the exact table is capped.
+func TestCertifyResNet101Closed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two C_FL tables of 1000 slots")
+	}
+	path := filepath.Join(t.TempDir(), "r101.json")
+	code, _, stderr := run(t, "gen", "zoo", "resnet", "--depth", "101", "--batch", "32", "-o", path)
 	require.Equal(t, 0, code, stderr)
-	var reps []CertifyReport
-	require.NoError(t, json.Unmarshal([]byte(out), &reps))
-	require.Len(t, reps, 4)
-	assert.InDelta(t, 0.05617, reps[0].Optimum, 1e-12, "smallest feasible budget")
-	last := reps[3]
-	assert.InDelta(t, 0.03738, last.Optimum, 1e-12)
-	for _, r := range last.Rows {
-		if r.Algorithm == "store-all" {
-			assert.True(t, r.Feasible)
-			assert.InDelta(t, 1, r.Ratio, 1e-12)
-		}
-	}
-	for i := 1; i < len(reps); i++ {
-		assert.Greater(t, reps[i].Budget, reps[i-1].Budget)
-		assert.LessOrEqual(t, reps[i].Optimum, reps[i-1].Optimum)
-	}
-	code, _, stderr = run(t, "certify", "--sweep", "-1")
-	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "--sweep")
+	rep := certifyJSON(t, "--chain", path, "--mem", "2GiB")
+	lr := rep.Levers["remat"]
+	assert.True(t, lr.Optimal, "closed")
+	assert.InDelta(t, 0.20560, lr.BestAt, 5e-6)
+	assert.Equal(t, "C_FL exact", lr.BestBoundBy)
+
+	rep = certifyJSON(t, "--chain", path, "--mem", "2GiB", "--max-breakpoints", "2")
+	lr = rep.Levers["remat"]
+	assert.True(t, lr.Optimal, "closed by refining")
+	assert.InDelta(t, 0.20560, lr.BestAt, 5e-6)
+	assert.Greater(t, lr.BestBound, 0.20382)
+	assert.Contains(t, lr.BestBoundBy, "C_FL floored")
 }

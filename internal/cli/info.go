@@ -35,7 +35,9 @@ func newInfoCmd(io *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "info [--chain FILE]",
 		Short: "Describe a chain: sums of times, store-all makespan and peak, smallest feasible budget",
-		Args:  cobra.NoArgs,
+		Example: `  memsched info                     # the built-in toy chain (004 Table 2)
+  memsched info --chain r101.json --json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runInfo(opts, io)
 		},

@@ -163,8 +163,17 @@ period of the steady state. Algorithms:
   all                every algorithm in one table; with --bound also the certified lower bound
                      of ` + "`memsched bound`" + ` and each period's ratio to it
 Every schedule is checked by the periodic validator before it is printed.`,
+		Example: `  memsched gen zoo gpt2 --layers 36 --hidden 1280 --heads 20 --batch 8 -o gpt2.json
+  memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s
+  memsched offload-weights --chain gpt2.json --mem 8GiB --algo all --bound --time-limit 30
+  memsched offload-weights --chain gpt2.json --mem 8GiB --json > w.json   # then: memsched verify`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if withBound {
+				if err := checkTimeLimit(limit); err != nil {
+					return err
+				}
+			}
 			p, err := o.problem()
 			if err != nil {
 				return err
@@ -370,6 +379,8 @@ solve stopped by the time limit contributes the solver's proven bound. No solver
 on trust: one that says "infeasible" while a heuristic schedule validates, or a bound above that
 schedule's period, is re-solved with safe settings and then with the other backend, and reported
 as solver-error with the evidence if the contradiction stays.`,
+		Example: `  memsched bound --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --time-limit 60
+  memsched bound --chain gpt2.json --mem 8GiB --solver lpsolve --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problem == "act-offload" {
@@ -377,6 +388,9 @@ as solver-error with the evidence if the contradiction stays.`,
 			}
 			if problem != "weight-offload" {
 				return usageErrorf("bound: unknown --problem %q (want weight-offload or act-offload)", problem)
+			}
+			if err := checkTimeLimit(limit); err != nil {
+				return err
 			}
 			p, err := o.problem()
 			if err != nil {
@@ -433,7 +447,9 @@ func newExportCmd(io *IO) *cobra.Command {
 		Use:   "export --problem weight-offload-lb --chain FILE --mem SIZE --format lp|mps -o FILE",
 		Short: "Write a memsched MILP as an .lp or .mps file for external solvers",
 		Long:  "export writes the model of `memsched bound`. Its units are chosen from the data and stated in the file's comment line\n`memsched units: memory=<bytes per unit> time=<seconds per unit>`: the objective times the time unit is the period in seconds.",
-		Args:  cobra.NoArgs,
+		Example: `  memsched export --chain gpt2.json --mem 8GiB --format mps -o lb.mps
+  memsched solve lb.mps --time-limit 60          # or any external MILP solver`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problem != "weight-offload-lb" {
 				return usageErrorf("export: unknown --problem %q (want weight-offload-lb)", problem)

@@ -39,6 +39,9 @@ type RematOptions struct {
 	SequenceFile string
 }
 
+// maxExactBudget is the largest budget of --exact: the dynamic programs take at most 2^22 slots.
+const maxExactBudget = 1 << 22
+
 // rematAlgos lists the algorithms of `memsched remat --algo`.
 var rematAlgos = []string{"persistent", "floating", "exhaustive", "store-all", "sequential", "revolve"}
 
@@ -85,6 +88,11 @@ its breakpoints: the exact optimum of the class at every budget, and with --fron
 makespan-vs-budget frontier. If a frontier outgrows the breakpoint cap, remat says so on stderr
 (and in the JSON note) and uses 500 slots.
 An infeasible budget is a result (feasible: false), not an error.`,
+		Example: `  memsched remat --mem 90MiB                              # toy chain, rotor's C_MP
+  memsched remat --mem 90MiB --algo floating --json       # optimal weakly persistent sequence
+  memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
+  memsched remat --chain r101.json --mem 2GiB --algo persistent --slots 1000
+  memsched remat --chain r101.json --mem 4GiB --frontier  # makespan vs budget from one table`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRemat(opts, io) },
 	}
@@ -242,8 +250,8 @@ func parseSlots(v string) (slots int, exact bool, err error) {
 		return 0, true, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, false, usageErrorf("remat: --slots must be a positive number or exact, got %q", v)
+	if err != nil || n < 1 || n > maxSlots {
+		return 0, false, usageErrorf("remat: --slots must be a number in 1..%d or exact, got %q", maxSlots, v)
 	}
 	return n, false, nil
 }

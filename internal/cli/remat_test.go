@@ -58,9 +58,10 @@ func TestRematBadInput(t *testing.T) {
 		{[]string{"remat"}, "--mem is required"},
 		{[]string{"remat", "--mem", "90MB/s"}, "--mem"},
 		{[]string{"remat", "--mem", "90MiB", "--algo", "magic"}, `unknown --algo "magic"`},
-		{[]string{"remat", "--mem", "90MiB", "--slots", "0"}, "--slots must be a positive number or exact"},
+		{[]string{"remat", "--mem", "90MiB", "--slots", "0"}, "--slots must be a number in 1..100000 or exact"},
+		{[]string{"remat", "--mem", "90MiB", "--slots", "100000000"}, "--slots must be a number in 1..100000 or exact"},
 		{[]string{"remat", "--mem", "90MiB", "--frontier", "--algo", "exhaustive"}, "--frontier needs"},
-		{[]string{"remat", "--mem", "90MiB", "--slots", "many"}, "--slots must be a positive number or exact"},
+		{[]string{"remat", "--mem", "90MiB", "--slots", "many"}, "--slots must be a number in 1..100000 or exact"},
 		{[]string{"remat", "--mem", "90MiB", "--free-delete"}, "--free-delete needs --algo exhaustive"},
 	}
 	for _, c := range cases {

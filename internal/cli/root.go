@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -21,6 +25,9 @@ type IO struct {
 	ErrOut io.Writer
 	// JSON selects machine-readable output (global --json).
 	JSON bool
+	// Quiet turns progress bars off (global --quiet); they are off anyway when stderr is not
+	// a terminal.
+	Quiet bool
 	// Log is the structured logger (to ErrOut; --verbose raises its level).
 	Log *slog.Logger
 }
@@ -48,15 +55,29 @@ const (
 	exitOK    = 0
 	exitError = 1 // the command could not complete (solver failure, I/O)
 	exitUsage = 2 // bad input
+	// exitInterrupted is 128 + SIGINT, as shells report a command stopped by Ctrl-C.
+	exitInterrupted = 130
 )
+
+// interruptGrace is how long Main waits for a command to wrap up after SIGINT (write its
+// completed rows) before it returns exitInterrupted regardless: some computations (a DP
+// table) cannot stop midway, and Ctrl-C must answer within a second.
+const interruptGrace = 800 * time.Millisecond
 
 // NewRootCmd builds the command tree writing through io.
 func NewRootCmd(io *IO) *cobra.Command {
 	var verbose bool
 	root := &cobra.Command{
-		Use:           "memsched",
-		Short:         "Memory-constrained training schedules with certified bounds",
-		Long:          "memsched finds fast schedules for training deep networks under a GPU memory budget\n(rematerialization, activation and weight offloading) and certifies them against lower bounds.",
+		Use:   "memsched",
+		Short: "Memory-constrained training schedules with certified bounds",
+		Long: `memsched finds fast schedules for training deep networks under a GPU memory budget
+(rematerialization, activation and weight offloading) and certifies them against lower bounds:
+which strategy, how fast, and how far from the best possible.`,
+		Example: `  memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
+  memsched certify --chain r101.json --mem 2GiB --bandwidth 12GB/s      # every lever, every bound
+  memsched sweep --chain r101.json --from 1GiB --to 6GiB --steps 20 -o out/   # CSV, JSON, plots
+  memsched remat --chain r101.json --mem 2GiB --algo floating --json > s.json
+  memsched verify --problem remat --chain r101.json --mem 2GiB --schedule s.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, args []string) {
@@ -72,6 +93,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 	root.SetErr(io.ErrOut)
 	root.PersistentFlags().BoolVar(&io.JSON, "json", false, "machine-readable JSON output")
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log progress to stderr")
+	root.PersistentFlags().BoolVarP(&io.Quiet, "quiet", "q", false, "no progress bars on stderr")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &UsageError{err} })
 	root.AddCommand(
 		newVersionCmd(io),
@@ -80,6 +102,8 @@ func NewRootCmd(io *IO) *cobra.Command {
 		newSolveCmd(io),
 		newGenCmd(io),
 		newCertifyCmd(io),
+		newSweepCmd(io),
+		newVerifyCmd(io),
 		newOffloadWeightsCmd(io),
 		newOffloadActCmd(io),
 		newBoundCmd(io),
@@ -94,8 +118,22 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	iox := &IO{In: in, Out: out, ErrOut: errOut, Log: slog.New(slog.DiscardHandler)}
 	root := NewRootCmd(iox)
 	root.SetArgs(args)
-	err := root.Execute()
-	return exitCode(err, errOut)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	done := make(chan int, 1)
+	go func() { done <- exitCode(root.ExecuteContext(ctx), errOut) }()
+	select {
+	case code := <-done:
+		return code
+	case <-ctx.Done():
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(interruptGrace):
+			fmt.Fprintln(errOut, "memsched: interrupted")
+			return exitInterrupted
+		}
+	}
 }
 
 // exitCode maps an error to an exit status and prints it; the one place that decides.
@@ -103,12 +141,33 @@ func exitCode(err error, errOut io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(errOut, "memsched: "+err.Error())
+	if errors.Is(err, errRejected) {
+		return exitError // the report says why
+	}
+	if errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled) {
+		fmt.Fprintln(errOut, "memsched: interrupted")
+		return exitInterrupted
+	}
+	fmt.Fprintln(errOut, "memsched: "+oneLine(err.Error()))
 	var ue *UsageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitError
+}
+
+// oneLine folds a multi-line message (cobra's "Did you mean this?" suggestions) into one line.
+func oneLine(msg string) string {
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > 2 && lines[1] == "Did you mean this?" {
+		return lines[0] + " (did you mean " + strings.Join(lines[2:], " or ") + "?)"
+	}
+	return strings.Join(lines, "; ")
 }
 
 // isCobraUsage recognizes cobra's own argument errors (unknown command, wrong arg count).

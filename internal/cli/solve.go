@@ -49,6 +49,8 @@ func newSolveCmd(io *IO) *cobra.Command {
 		Long: `solve reads a model (free MPS or CPLEX LP, with memsched's readers) and solves
 it. The returned point is re-checked against the model before anything is printed. Solve
 outcomes (infeasible, time limit, ...) are reported as a status with exit 0.`,
+		Example: `  memsched solve lb.mps --time-limit 60 --gap 1e-4
+  memsched solve model.lp --solver ref --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
@@ -93,6 +95,9 @@ func readModel(path string) (*model.Model, error) {
 func runSolve(opts *SolveOptions, io *IO) error {
 	if opts.TimeLimit < 0 || math.IsNaN(opts.TimeLimit) {
 		return usageErrorf("solve: --time-limit must be ≥ 0, got %g", opts.TimeLimit)
+	}
+	if opts.Threads < 0 {
+		return usageErrorf("solve: --threads must be ≥ 0, got %d", opts.Threads)
 	}
 	if opts.Gap < 0 || opts.Gap >= 1 {
 		return usageErrorf("solve: --gap must be in [0, 1), got %g", opts.Gap)

@@ -217,9 +217,13 @@ func TestHandle(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotNil(t, h.p)
 	assert.Equal(t, h.p, nativeOf(h.raw))
-	v, err := h.infos().GetIntInfo("primal_solution_status")
-	require.NoError(t, err)
-	assert.Zero(t, v, "no solution before a run")
+	// Before a run HiGHS 1.15 holds no valid infos: the query answers with a warning status
+	// (lanl/highs turns it into an error) or, in older builds, a zero status.
+	if v, err := h.infos().GetIntInfo("primal_solution_status"); err != nil {
+		assert.Contains(t, err.Error(), "warning")
+	} else {
+		assert.Zero(t, v, "no solution before a run")
+	}
 	h.Close()
 	h.Close()
 	assert.Nil(t, h.p)

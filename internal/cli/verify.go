@@ -1,0 +1,335 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memsched/memsched/instances"
+	act "github.com/memsched/memsched/instances/actoffload"
+	"github.com/memsched/memsched/instances/offload"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/periodic"
+	"github.com/memsched/memsched/verify/timed"
+)
+
+// VerifyOptions are the flags of `memsched verify`.
+type VerifyOptions struct {
+	Problem, ChainFile, Mem, Bandwidth, Schedule, Format string
+}
+
+// Violation is the first rule a schedule breaks.
+type Violation struct {
+	// Step is the 0-based index of the operation (remat; −1: the initial state); Time the
+	// instant in seconds (weight offloading).
+	Step   *int     `json:"step,omitempty"`
+	Op     string   `json:"op,omitempty"`
+	Time   *float64 `json:"time,omitempty"`
+	Reason string   `json:"reason"`
+}
+
+// VerifyReport is the output of `memsched verify`.
+type VerifyReport struct {
+	Problem  string     `json:"problem"`
+	Schedule string     `json:"schedule"`
+	Format   string     `json:"format"`
+	Budget   int64      `json:"budget"`
+	Valid    bool       `json:"valid"`
+	Makespan float64    `json:"makespan,omitempty"`
+	Peak     int64      `json:"peak_memory,omitempty"`
+	Verified bool       `json:"verified"`
+	Error    *Violation `json:"violation,omitempty"`
+}
+
+// errRejected: the schedule was read and is invalid (exit status 1, the report printed).
+var errRejected = errors.New("the schedule is invalid")
+
+func newVerifyCmd(io *IO) *cobra.Command {
+	o := &VerifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify --problem remat|act-offload|weight-offload --chain FILE --mem SIZE [--bandwidth RATE] --schedule FILE",
+		Short: "Check a schedule produced by anyone; explain its first violation",
+		Long: `verify replays a schedule with memsched's independent validators and prints its makespan (or
+period) and peak memory, or the first rule it breaks with its step (remat) or time (weight
+offloading). The schedule is memsched's own --json output (remat, offload-weights), a bare
+JSON sequence or periodic schedule, or the plain text formats of docs/verify.md:
+  remat           operations as in 004: Fck^1 Fn^2 Fall^3 B^3 ... (any spacing, # comments)
+  weight-offload  period P / op F|B LAYER START / transfer offload|upload|prefetch LAYER START /
+                  delete LAYER TIME / resident LAYER... / cpu-valid LAYER...
+  act-offload     op F|B INDEX START / transfer offload|prefetch INDEX START (0-based, 001)
+Exit status: 0 valid, 1 invalid (the violation is printed), 2 unreadable input.`,
+		Example: `  memsched remat --mem 90MiB --algo floating --json > s.json
+  memsched verify --problem remat --mem 90MiB --schedule s.json
+  echo "Fall^1 Fall^2 Fall^3 Fall^4 Fall^5 Fall^6 Fall^7 B^7 B^6 B^5 B^4 B^3 B^2 B^1" |
+    memsched verify --problem remat --mem 90MiB --schedule -
+  memsched offload-weights --chain gpt2.json --mem 8GiB --json > w.json
+  memsched verify --problem weight-offload --chain gpt2.json --mem 8GiB --schedule w.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runVerify(o, io) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Problem, "problem", "", "remat | act-offload | weight-offload")
+	f.StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1); default for remat: the built-in toy chain")
+	f.StringVar(&o.Mem, "mem", "", "memory budget (remat: everything included; weight-offload: M_GPU)")
+	f.StringVar(&o.Bandwidth, "bandwidth", "12GB/s", "offloading: link rate β (each direction for weights)")
+	f.StringVar(&o.Schedule, "schedule", "", "schedule file, - for stdin")
+	f.StringVar(&o.Format, "format", "auto", "auto | json | text")
+	return cmd
+}
+
+func runVerify(o *VerifyOptions, io *IO) error {
+	switch o.Problem {
+	case "remat", "act-offload", "weight-offload":
+	case "":
+		return usageErrorf("verify: --problem is required (remat, act-offload or weight-offload)")
+	default:
+		return usageErrorf("verify: unknown --problem %q (want remat, act-offload or weight-offload)", o.Problem)
+	}
+	if o.Mem == "" {
+		return usageErrorf("verify: --mem is required")
+	}
+	budget, err := instances.ParseSize(o.Mem)
+	if err != nil {
+		return &UsageError{fmt.Errorf("--mem: %w", err)}
+	}
+	if o.Format != "auto" && o.Format != "json" && o.Format != "text" {
+		return usageErrorf("verify: --format must be auto, json or text, got %q", o.Format)
+	}
+	if o.Schedule == "" {
+		return usageErrorf("verify: --schedule FILE is required (- for stdin)")
+	}
+	var data []byte
+	if o.Schedule == "-" {
+		var buf bytes.Buffer
+		if _, err := buf.ReadFrom(io.In); err != nil {
+			return &UsageError{fmt.Errorf("--schedule: %w", err)}
+		}
+		data = buf.Bytes()
+	} else if data, err = os.ReadFile(o.Schedule); err != nil {
+		return &UsageError{fmt.Errorf("--schedule: %w", err)}
+	}
+	format := o.Format
+	if format == "auto" {
+		format = "text"
+		if t := bytes.TrimSpace(data); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+			format = "json"
+		}
+	}
+	rep := VerifyReport{Problem: o.Problem, Schedule: o.Schedule, Format: format, Budget: budget}
+	switch o.Problem {
+	case "remat":
+		err = verifyRemat(o, data, &rep)
+	case "act-offload":
+		err = verifyActs(o, data, &rep)
+	default:
+		err = verifyWeights(o, data, &rep)
+	}
+	if err != nil {
+		return err
+	}
+	if io.JSON {
+		if err := io.PrintJSON(rep); err != nil {
+			return err
+		}
+	} else if rep.Valid {
+		fmt.Fprintf(io.Out, "valid: %s %s %s, peak %s (budget %s); verified by %s\n", o.Problem, measure(o.Problem),
+			instances.FormatDuration(rep.Makespan), instances.FormatSize(rep.Peak), instances.FormatSize(budget), validator(o.Problem))
+	} else {
+		v := rep.Error
+		where := ""
+		switch {
+		case v.Step != nil && *v.Step < 0:
+			where = "before the first operation: "
+		case v.Step != nil:
+			where = fmt.Sprintf("step %d (%s): ", *v.Step+1, v.Op)
+		case v.Time != nil:
+			where = fmt.Sprintf("t = %s (%.9g s): ", instances.FormatDuration(*v.Time), *v.Time)
+		}
+		fmt.Fprintf(io.Out, "invalid: %s%s\n", where, v.Reason)
+	}
+	if !rep.Valid {
+		return errRejected
+	}
+	return nil
+}
+
+func measure(problem string) string { // the period for the periodic weight schedules
+	if problem == "weight-offload" {
+		return "period"
+	}
+	return "makespan"
+}
+
+func validator(problem string) string {
+	switch problem {
+	case "remat":
+		return "verify.Remat (004 §3, SPEC §1)"
+	case "act-offload":
+		return "verify/timed (001 (A)–(E), SPEC §2)"
+	}
+	return "verify/periodic (002 §3, SPEC §3)"
+}
+
+// verifyActs reads a timed activation-offloading schedule and checks it.
+func verifyActs(o *VerifyOptions, data []byte, rep *VerifyReport) error {
+	beta, err := instances.ParseRate(o.Bandwidth)
+	if err != nil {
+		return &UsageError{fmt.Errorf("--bandwidth: %w", err)}
+	}
+	c, _, err := loadChain(o.ChainFile)
+	if err != nil {
+		return err
+	}
+	p, err := act.FromChain(c, rep.Budget, beta)
+	if err != nil {
+		return &UsageError{err}
+	}
+	var s *schedule.Timed
+	if rep.Format == "json" {
+		var obj struct {
+			Schedule *schedule.Timed    `json:"schedule"`
+			Ops      []schedule.TimedOp `json:"ops"`
+		}
+		if err = json.Unmarshal(data, &obj); err == nil {
+			switch {
+			case obj.Schedule != nil:
+				s = obj.Schedule
+			case obj.Ops != nil:
+				s = &schedule.Timed{}
+				err = json.Unmarshal(data, s)
+			default:
+				err = errors.New(`neither a "schedule" key nor a timed schedule ("ops", "transfers")`)
+			}
+		}
+	} else {
+		s, err = schedule.ParseTimedText(bytes.NewReader(data))
+	}
+	if err != nil {
+		return usageErrorf("--schedule %s: %v", o.Schedule, err)
+	}
+	r, err := timed.Check(p, s)
+	var bad *timed.Violation
+	switch {
+	case errors.As(err, &bad):
+		t := bad.Time
+		rep.Error = &Violation{Time: &t, Reason: fmt.Sprintf("%s (rule %s)", bad.Msg, bad.Rule)}
+		return nil
+	case err != nil:
+		return usageErrorf("--schedule %s: %v", o.Schedule, err)
+	}
+	rep.Valid, rep.Verified, rep.Makespan, rep.Peak = true, true, r.Makespan, r.Peak
+	return nil
+}
+
+// verifyRemat reads a sequence and replays it.
+func verifyRemat(o *VerifyOptions, data []byte, rep *VerifyReport) error {
+	c, _, err := loadChain(o.ChainFile)
+	if err != nil {
+		return err
+	}
+	var seq schedule.Sequence
+	if rep.Format == "json" {
+		var obj struct {
+			Sequence *schedule.Sequence `json:"sequence"`
+		}
+		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
+			err = json.Unmarshal(t, &seq)
+		} else if err = json.Unmarshal(data, &obj); err == nil {
+			if obj.Sequence == nil {
+				err = errors.New(`no "sequence" key (want memsched remat --json output or an array of operations)`)
+			} else {
+				seq = *obj.Sequence
+			}
+		}
+	} else {
+		seq, err = schedule.ParseSequenceText(bytes.NewReader(data))
+	}
+	if err != nil {
+		return usageErrorf("--schedule %s: %v", o.Schedule, err)
+	}
+	sim, err := verify.Remat(c, seq, verify.RematOptions{})
+	var bad *verify.InvalidOpError
+	switch {
+	case errors.As(err, &bad):
+		step := bad.Index
+		v := &Violation{Step: &step, Reason: bad.Reason}
+		if bad.Index < len(seq) {
+			v.Op = seq[bad.Index].String()
+		}
+		rep.Error = v
+		return nil
+	case err != nil:
+		return err
+	}
+	if i, mem, over := verify.FirstOverflow(c, seq, rep.Budget, verify.RematOptions{}); over {
+		v := &Violation{Step: &i, Reason: fmt.Sprintf("memory overflow: %s (%d B) in use exceeds the budget %s (%d B)",
+			instances.FormatSize(mem), mem, instances.FormatSize(rep.Budget), rep.Budget)}
+		if i >= 0 {
+			v.Op = seq[i].String()
+		}
+		rep.Error = v
+		return nil
+	}
+	rep.Valid, rep.Verified, rep.Makespan, rep.Peak = true, true, sim.Makespan, sim.Peak
+	return nil
+}
+
+// verifyWeights reads a periodic schedule and validates it.
+func verifyWeights(o *VerifyOptions, data []byte, rep *VerifyReport) error {
+	if o.ChainFile == "" {
+		return usageErrorf("verify: --chain is required for weight-offload")
+	}
+	beta, err := instances.ParseRate(o.Bandwidth)
+	if err != nil {
+		return &UsageError{fmt.Errorf("--bandwidth: %w", err)}
+	}
+	c, _, err := loadChain(o.ChainFile)
+	if err != nil {
+		return err
+	}
+	p, err := offload.FromChain(c, rep.Budget, beta)
+	if err != nil {
+		return &UsageError{err}
+	}
+	var s *schedule.Periodic
+	if rep.Format == "json" {
+		var obj struct {
+			Schedule *schedule.Periodic `json:"schedule"`
+			Period   *float64           `json:"period"`
+			OpStart  []float64          `json:"op_start"`
+		}
+		if err = json.Unmarshal(data, &obj); err == nil {
+			switch {
+			case obj.Schedule != nil:
+				s = obj.Schedule
+			case obj.Period != nil && obj.OpStart != nil:
+				s = &schedule.Periodic{}
+				err = json.Unmarshal(data, s)
+			default:
+				err = errors.New(`neither a "schedule" key (memsched offload-weights --json) nor a periodic schedule ("period", "op_start", ...)`)
+			}
+		}
+	} else {
+		s, err = schedule.ParsePeriodicText(bytes.NewReader(data), p.L())
+	}
+	if err != nil {
+		return usageErrorf("--schedule %s: %v", o.Schedule, err)
+	}
+	r, err := periodic.Validate(p, s)
+	var bad *periodic.Error
+	switch {
+	case errors.As(err, &bad):
+		t := bad.Time
+		rep.Error = &Violation{Time: &t, Reason: bad.Msg}
+		return nil
+	case err != nil:
+		return usageErrorf("--schedule %s: %v", o.Schedule, err)
+	}
+	rep.Valid, rep.Verified, rep.Makespan, rep.Peak = true, true, r.Period, r.Peak
+	return nil
+}

@@ -1,0 +1,129 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	heur "github.com/memsched/memsched/heuristics/actoffload"
+	act "github.com/memsched/memsched/instances/actoffload"
+	"github.com/memsched/memsched/verify/timed"
+)
+
+// ActOffload is the activation-offloading lever (001's Problem 1, SPEC §2): activations leave
+// the GPU over the link after their forward and come back before their backward; the makespan
+// of one iteration under M_GPU = the budget. Strategies: none (no offloading), greedy (001
+// §4.2), vdnn (001 §6.1, best threshold of both variants), exact (branch and bound over offload
+// sets and link orders, small chains only; optimal among no-wait schedules when it finishes).
+// Bounds: 001 Prop. 3 (compute, and twice the forced volume over β) and the fractional
+// relaxation of 001 §4 (fluid form), both relaxations.
+type ActOffload struct{}
+
+// Name returns "act-offload".
+func (ActOffload) Name() string { return "act-offload" }
+
+// Skip needs a bandwidth.
+func (ActOffload) Skip(in Input) string {
+	if in.Bandwidth <= 0 {
+		return "no bandwidth given (--bandwidth RATE)"
+	}
+	return ""
+}
+
+// ActStrategies lists the activation-offloading strategies in report order.
+var ActStrategies = []string{"none", "greedy", "vdnn", "exact"}
+
+// actExactMaxOps bounds the chains Exact runs on (its search is exponential), and
+// actExactNodes its node budget.
+const (
+	actExactMaxOps = 16
+	actExactNodes  = 2_000_000
+)
+
+// ActStrategy runs one strategy; a nil result with a note means it was not run.
+func ActStrategy(p *act.Problem, name string, lowerBound float64) (*heur.Result, string, error) {
+	switch name {
+	case "none":
+		r, err := heur.Ordered(p, nil)
+		return r, "", err
+	case "greedy":
+		r, err := heur.Greedy(p)
+		return r, "", err
+	case "vdnn":
+		r, err := heur.VDNN(p, heur.VDNNBoth)
+		return r, "", err
+	case "exact":
+		if p.L()+1 > actExactMaxOps {
+			return nil, fmt.Sprintf("not run: %d operations (exact search up to %d)", p.L()+1, actExactMaxOps), nil
+		}
+		r, st, err := heur.Exact(p, heur.ExactOptions{LowerBound: lowerBound, MaxNodes: actExactNodes})
+		note := "optimal among no-wait schedules"
+		if st != heur.Optimal {
+			note = "best found (node limit)"
+		}
+		return r, note, err
+	}
+	panic("report: unknown act-offload strategy " + name)
+}
+
+// ActBounds returns 001 Prop. 3 and the fractional relaxation.
+func ActBounds(p *act.Problem) []Bound {
+	frac := p.Fractional()
+	if math.IsInf(frac, 1) {
+		return []Bound{{Name: "fractional relaxation", Kind: Relaxation, Infeasible: true,
+			Note: "even the fluid relaxation of 001 §4 has no schedule"}}
+	}
+	return []Bound{
+		{Name: "001 Prop. 3", Kind: Relaxation, Value: p.Prop3(), Note: "max(Σu, 2(M_peak − M_GPU)/β)"},
+		{Name: "fractional relaxation", Kind: Relaxation, Value: frac, Note: "001 §4, fluid form (instances/actoffload)"},
+	}
+}
+
+// Run computes every strategy and bound.
+func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
+	lr := LeverReport{Lever: "act-offload", Measure: "makespan"}
+	p, err := act.FromChain(in.Chain, in.Budget, in.Bandwidth)
+	if err != nil {
+		return lr, err
+	}
+	lr.Bounds = ActBounds(p)
+	lb := 0.0
+	for _, b := range lr.Bounds {
+		lb = math.Max(lb, b.Value)
+	}
+	for _, name := range ActStrategies {
+		if err := ctx.Err(); err != nil {
+			return lr, err
+		}
+		start := time.Now()
+		r, note, err := ActStrategy(p, name, lb)
+		if err != nil {
+			return lr, fmt.Errorf("%s: %w", name, err)
+		}
+		row, err := actRow(p, name, r, note)
+		if err != nil {
+			return lr, err
+		}
+		row.Seconds = time.Since(start).Seconds()
+		lr.Rows = append(lr.Rows, row)
+	}
+	return lr, nil
+}
+
+// actRow re-validates a strategy's schedule with verify/timed.
+func actRow(p *act.Problem, name string, r *heur.Result, note string) (Row, error) {
+	row := Row{Strategy: name, Note: note}
+	if r == nil || !r.Feasible {
+		if row.Note == "" {
+			row.Note = "no schedule of this strategy fits"
+		}
+		return row, nil
+	}
+	rep, err := timed.Check(p, r.Schedule)
+	if err != nil {
+		return row, fmt.Errorf("%s returned an invalid schedule: %w", name, err)
+	}
+	row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, rep.Makespan, rep.Peak
+	return row, nil
+}

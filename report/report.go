@@ -1,0 +1,255 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/memsched/memsched/instances"
+)
+
+// Input is what a certification is about. Memory is in bytes (a^0 included), time in seconds.
+type Input struct {
+	Chain  *instances.Chain
+	Source string // where the chain came from, for the report
+	Budget int64
+	// Bandwidth is the GPU–CPU link rate in bytes/s, each direction; 0 means unknown, and the
+	// offloading levers are skipped.
+	Bandwidth float64
+	// Slots is the number of memory slots of the dynamic programs (0: dp.DefaultSlots).
+	Slots int
+	// MaxBreakpoints caps one sub-chain's frontier in the exact C_FL table (0:
+	// dp.DefaultMaxBreakpoints); above it the bound falls back to slots, with a note.
+	MaxBreakpoints int
+	// TimeLimit bounds the wall time of the bounds that can be stopped (MILP solves); 0: none.
+	TimeLimit time.Duration
+	// Solver names the MILP backend ("" picks the best registered one).
+	Solver string
+	// Progress, when non-nil, receives progress of long steps (see Progress).
+	Progress Progress
+	// LeverDone, when non-nil, is called (from Certify's goroutine) with each lever's report as
+	// soon as it is complete, so that an interrupted run can still print the finished ones.
+	LeverDone func(*LeverReport)
+}
+
+// Progress receives progress of long computations. Implementations must be safe for
+// concurrent use.
+type Progress interface {
+	// Step starts a named step of total units (0: unknown).
+	Step(name string, total int)
+	// Advance reports n more units done.
+	Advance(n int)
+	// MILP reports a MILP's incumbent, bound and gap (NaN when unknown).
+	MILP(incumbent, bound, gap float64)
+	// Done ends the current step.
+	Done()
+}
+
+// BoundKind is what certifies a lower bound.
+type BoundKind string
+
+const (
+	// Exhaustive: an exact search over all schedules of the model (an optimum).
+	Exhaustive BoundKind = "exhaustive search"
+	// DPOptimal: a dynamic program proven optimal for the model (an optimum).
+	DPOptimal BoundKind = "DP optimality"
+	// DPRelaxation: a dynamic program on a relaxed instance (sizes rounded down).
+	DPRelaxation BoundKind = "DP relaxation"
+	// MILP: the best proven bound of a MILP solve (its optimum when Status is optimal).
+	MILP BoundKind = "MILP"
+	// SafeLP: a rigorous LP bound (Neumaier–Shcherbina).
+	SafeLP BoundKind = "safe LP bound"
+	// Relaxation: a closed-form relaxation (e.g. every operation once, no idle time).
+	Relaxation BoundKind = "relaxation"
+)
+
+// Bound is one certified lower bound on the optimal makespan (or period).
+type Bound struct {
+	Name string    `json:"name"`
+	Kind BoundKind `json:"certified_by"`
+	// Value is the bound in seconds; with Infeasible it is +Inf (JSON: omitted).
+	Value float64 `json:"value,omitempty"`
+	// Infeasible: the bound proves that no schedule fits the budget.
+	Infeasible bool `json:"infeasible,omitempty"`
+	// Exact: the bound is the optimum of the lever's model.
+	Exact bool `json:"exact"`
+	// Status and Gap are a MILP solve's outcome.
+	Status  string   `json:"status,omitempty"`
+	Gap     *float64 `json:"gap,omitempty"`
+	Seconds float64  `json:"seconds"`
+	Note    string   `json:"note,omitempty"`
+}
+
+// Row is one strategy: the validator's figures for its schedule.
+type Row struct {
+	Strategy string `json:"strategy"`
+	Feasible bool   `json:"feasible"`
+	// Makespan is the iteration time in seconds (the period for periodic schedules).
+	Makespan float64 `json:"makespan,omitempty"`
+	Peak     int64   `json:"peak_memory,omitempty"`
+	// Ratio is Makespan over the best certified lower bound (≥ Makespan / OPT).
+	Ratio    float64 `json:"ratio,omitempty"`
+	Verified bool    `json:"verified"`
+	Seconds  float64 `json:"seconds"`
+	Note     string  `json:"note,omitempty"`
+}
+
+// LeverReport is one lever's table.
+type LeverReport struct {
+	Lever string `json:"lever"`
+	// Skipped says why the lever did not run (missing data, no implementation); empty if it ran.
+	Skipped string `json:"skipped,omitempty"`
+	// Measure is "makespan" or "period".
+	Measure string  `json:"measure,omitempty"`
+	Rows    []Row   `json:"strategies,omitempty"`
+	Bounds  []Bound `json:"bounds,omitempty"`
+	// BestBound is the largest certified lower bound (0 when none), BestBoundBy its name.
+	BestBound   float64 `json:"best_bound,omitempty"`
+	BestBoundBy string  `json:"best_bound_by,omitempty"`
+	// Infeasible: a bound proves no schedule of this lever fits.
+	Infeasible bool `json:"infeasible,omitempty"`
+	// Best is the fastest verified strategy; Optimal says that it meets BestBound.
+	Best    string  `json:"best,omitempty"`
+	BestAt  float64 `json:"best_makespan,omitempty"`
+	Optimal bool    `json:"optimal"`
+	// Notes say which bounds were out of reach and what was used instead.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Lever is one way to save memory. Skip returns why the lever cannot run on in ("" if it
+// can); Run computes its rows and bounds (Certify fills the ratios and the summary).
+type Lever interface {
+	Name() string
+	Skip(in Input) string
+	Run(ctx context.Context, in Input) (LeverReport, error)
+}
+
+// Report is a certification across levers.
+type Report struct {
+	Chain     string  `json:"chain"`
+	Stages    int     `json:"stages"`
+	Budget    int64   `json:"budget"`
+	Bandwidth float64 `json:"bandwidth,omitempty"`
+	// Levers is keyed by lever name; Order lists the names in report order.
+	Levers map[string]*LeverReport `json:"levers"`
+	Order  []string                `json:"-"`
+	// Interrupted: the run was stopped (Ctrl-C); Levers holds those finished.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// LeverNames are the three levers, in report order.
+var LeverNames = []string{"remat", "act-offload", "weight-offload"}
+
+// DefaultLevers returns the levers implemented in this package, keyed by name.
+func DefaultLevers() map[string]Lever {
+	return map[string]Lever{"remat": Remat{}, "act-offload": ActOffload{}, "weight-offload": WeightOffload{}}
+}
+
+// Certify runs every lever of levers (keyed by name; a name of LeverNames without a lever is
+// reported as skipped) on in. An error is a bug or an I/O failure, never an outcome: an
+// infeasible budget, a missing bandwidth or a stopped solve are parts of the report.
+func Certify(ctx context.Context, in Input, levers map[string]Lever) (*Report, error) {
+	if in.Chain == nil {
+		panic("report: Certify with a nil chain")
+	}
+	rep := &Report{Chain: in.Source, Stages: in.Chain.Len(), Budget: in.Budget, Bandwidth: in.Bandwidth,
+		Levers: map[string]*LeverReport{}}
+	names := append([]string{}, LeverNames...)
+	for n := range levers {
+		if !contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	for _, name := range names {
+		lv, ok := levers[name]
+		rep.Order = append(rep.Order, name)
+		if !ok {
+			rep.Levers[name] = &LeverReport{Lever: name, Skipped: "not available in this build"}
+			continue
+		}
+		if why := lv.Skip(in); why != "" {
+			rep.Levers[name] = &LeverReport{Lever: name, Skipped: why}
+			if in.LeverDone != nil {
+				in.LeverDone(rep.Levers[name])
+			}
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		if in.Progress != nil {
+			in.Progress.Step("certify: "+name, 0)
+		}
+		lr, err := lv.Run(ctx, in)
+		if in.Progress != nil {
+			in.Progress.Done()
+		}
+		if err != nil {
+			return rep, fmt.Errorf("report: %s: %w", name, err)
+		}
+		lr.Lever = name
+		Summarize(&lr)
+		rep.Levers[name] = &lr
+		if in.LeverDone != nil {
+			in.LeverDone(&lr)
+		}
+	}
+	return rep, nil
+}
+
+// Summarize fills the best bound, every row's ratio, and the best strategy.
+func Summarize(lr *LeverReport) {
+	lr.BestBound, lr.BestBoundBy, lr.Infeasible = 0, "", false
+	bestExact := false
+	for _, b := range lr.Bounds {
+		if b.Infeasible {
+			continue
+		}
+		// On a tie (relative 1e-12) an exact bound (an optimum) names the best bound: it says more.
+		tie := math.Abs(b.Value-lr.BestBound) <= 1e-12*b.Value
+		if b.Value > lr.BestBound && !tie || tie && b.Exact && !bestExact {
+			lr.BestBound, lr.BestBoundBy, bestExact = math.Max(b.Value, lr.BestBound), b.Name, b.Exact
+		}
+	}
+	for _, b := range lr.Bounds {
+		if b.Infeasible { // a proof that nothing fits outranks every finite bound
+			lr.Infeasible, lr.BestBound, lr.BestBoundBy = true, 0, b.Name
+			break
+		}
+	}
+	lr.Best, lr.BestAt, lr.Optimal = "", 0, false
+	for i := range lr.Rows {
+		r := &lr.Rows[i]
+		r.Ratio = 0
+		if !r.Feasible {
+			continue
+		}
+		if lr.BestBound > 0 {
+			r.Ratio = r.Makespan / lr.BestBound
+		}
+		if lr.Best == "" || r.Makespan < lr.BestAt {
+			lr.Best, lr.BestAt = r.Strategy, r.Makespan
+		}
+	}
+	if lr.Best != "" && lr.BestBound > 0 && lr.BestAt <= lr.BestBound*(1+1e-9) {
+		lr.Optimal = true
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// finite returns a pointer to x, or nil when x is not finite (JSON has no infinity).
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}

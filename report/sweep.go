@@ -1,0 +1,445 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/memsched/memsched/dp"
+	"github.com/memsched/memsched/heuristics/checkpoint"
+	"github.com/memsched/memsched/instances"
+	act "github.com/memsched/memsched/instances/actoffload"
+	"github.com/memsched/memsched/instances/offload"
+	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/oracle"
+	"github.com/memsched/memsched/verify/periodic"
+)
+
+// SweepOptions describe a sweep over budgets.
+type SweepOptions struct {
+	// Input gives the chain, bandwidth, slots and solver; its Budget is ignored.
+	Input Input
+	// Budgets are the budgets to evaluate, in bytes (see Budgets).
+	Budgets []int64
+	// Levers to sweep (names of LeverNames); empty: every lever that applies.
+	Levers []string
+	// Workers run independent work in parallel (0: GOMAXPROCS).
+	Workers int
+	// OnPoint, when non-nil, is called (serially) with each point as soon as it is complete,
+	// so that a caller can write rows out before the sweep ends.
+	OnPoint func(Point)
+}
+
+// Budgets returns n budgets equally spaced from lo to hi inclusive (lo alone when n = 1).
+func Budgets(lo, hi int64, n int) []int64 {
+	if n < 1 || lo > hi {
+		panic("report: Budgets needs n ≥ 1 and lo ≤ hi")
+	}
+	out := make([]int64, n)
+	for k := range out {
+		out[k] = lo
+		if n > 1 {
+			out[k] = lo + int64(float64(hi-lo)*float64(k)/float64(n-1))
+		}
+	}
+	return out
+}
+
+// Point is one lever at one budget: every strategy's makespan (or period) and the best bound.
+type Point struct {
+	Lever  string `json:"lever"`
+	Budget int64  `json:"budget"`
+	// Rows hold the strategies in report order (Ratio to BestBound filled).
+	Rows []Row `json:"strategies"`
+	// BestBound is the best certified lower bound (0 with Infeasible or when none).
+	BestBound   float64 `json:"best_bound,omitempty"`
+	BestBoundBy string  `json:"best_bound_by,omitempty"`
+	Infeasible  bool    `json:"infeasible,omitempty"`
+}
+
+// SweepResult is a whole sweep.
+type SweepResult struct {
+	Chain   string  `json:"chain"`
+	Stages  int     `json:"stages"`
+	Budgets []int64 `json:"budgets"`
+	Points  []Point `json:"points"`
+	// Frontiers are the exact makespan-versus-budget steps of the dynamic programs, read from
+	// one table each (dp's Frontier methods), keyed by strategy.
+	Frontiers map[string][]dp.Point `json:"frontiers,omitempty"`
+	// Skipped and Notes say which levers did not run and which bounds were out of reach.
+	Skipped map[string]string `json:"skipped,omitempty"`
+	Notes   []string          `json:"notes,omitempty"`
+	// Interrupted: the context ended before every point was done; Points holds those done.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Sweep evaluates every strategy and the best bound of every lever at each budget. Each
+// dynamic program builds ONE table at the largest budget and reads every smaller budget from
+// it (a table at budget M answers every budget ≤ M, with M's slot size); independent work
+// (tables, per-budget bounds and heuristics) runs on Workers goroutines. When ctx ends, Sweep
+// returns the points completed so far with Interrupted set, and ctx's error.
+func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
+	in := o.Input
+	if in.Chain == nil || len(o.Budgets) == 0 {
+		panic("report: Sweep needs a chain and budgets")
+	}
+	res := &SweepResult{Chain: in.Source, Stages: in.Chain.Len(), Budgets: o.Budgets,
+		Frontiers: map[string][]dp.Point{}, Skipped: map[string]string{}}
+	levers := o.Levers
+	if len(levers) == 0 {
+		levers = LeverNames
+	}
+	workers := o.Workers
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	s := &sweeper{o: o, res: res, sem: make(chan struct{}, workers)}
+	if in.Progress != nil {
+		total := 0
+		for _, name := range levers {
+			switch {
+			case name == "remat" && floatingOutOfReach(in.Chain.Len(), max(in.Slots, 1), maxFloatingBytes) != "":
+				total += len(o.Budgets) + 2 // persistent and revolve tables
+			case name == "remat":
+				total += len(o.Budgets) + 3
+			case name == "weight-offload" && (WeightOffload{}).Skip(in) == "",
+				name == "act-offload" && (ActOffload{}).Skip(in) == "":
+				total += len(o.Budgets)
+			}
+		}
+		in.Progress.Step(fmt.Sprintf("sweep: %d budgets", len(o.Budgets)), total)
+		defer in.Progress.Done()
+	}
+	for _, name := range levers {
+		switch name {
+		case "remat":
+			s.remat(ctx)
+		case "weight-offload":
+			if why := (WeightOffload{}).Skip(in); why != "" {
+				res.Skipped[name] = why
+				continue
+			}
+			s.weights(ctx)
+		case "act-offload":
+			if why := (ActOffload{}).Skip(in); why != "" {
+				res.Skipped[name] = why
+				continue
+			}
+			s.acts(ctx)
+		default:
+			panic("report: unknown lever " + name)
+		}
+	}
+	s.wg.Wait()
+	sort.Slice(res.Points, func(i, j int) bool {
+		a, b := res.Points[i], res.Points[j]
+		if a.Lever != b.Lever {
+			return a.Lever < b.Lever
+		}
+		return a.Budget < b.Budget
+	})
+	if s.err != nil {
+		return res, s.err
+	}
+	if err := ctx.Err(); err != nil {
+		res.Interrupted = true
+		return res, err
+	}
+	return res, nil
+}
+
+// sweeper runs jobs on a bounded pool and collects points.
+type sweeper struct {
+	o   SweepOptions
+	res *SweepResult
+	sem chan struct{}
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	err error
+}
+
+// spawn runs f on the pool unless ctx has ended.
+func (s *sweeper) spawn(ctx context.Context, f func() error) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		select {
+		case s.sem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-s.sem }()
+		if ctx.Err() != nil {
+			return
+		}
+		if err := f(); err != nil {
+			s.fail(err)
+		}
+	}()
+}
+
+// advance reports one more unit of work done.
+func (s *sweeper) advance() {
+	if s.o.Input.Progress != nil {
+		s.o.Input.Progress.Advance(1)
+	}
+}
+
+// fail records the first error.
+func (s *sweeper) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+}
+
+func (s *sweeper) note(format string, args ...any) {
+	s.mu.Lock()
+	s.res.Notes = append(s.res.Notes, fmt.Sprintf(format, args...))
+	s.mu.Unlock()
+}
+
+// emit finishes a point (bound, ratios) and hands it over.
+func (s *sweeper) emit(ctx context.Context, p Point, bounds []Bound) {
+	lr := LeverReport{Rows: p.Rows, Bounds: bounds}
+	Summarize(&lr)
+	p.Rows, p.BestBound, p.BestBoundBy, p.Infeasible = lr.Rows, lr.BestBound, lr.BestBoundBy, lr.Infeasible
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ctx.Err() != nil {
+		return // interrupted: only points completed before the signal are reported
+	}
+	s.res.Points = append(s.res.Points, p)
+	if s.o.OnPoint != nil {
+		s.o.OnPoint(p)
+	}
+	s.advance()
+}
+
+// remat sweeps the rematerialization lever: one table per DP, then one point per budget.
+func (s *sweeper) remat(ctx context.Context) {
+	in, budgets := s.o.Input, s.o.Budgets
+	c := in.Chain
+	top := budgets[len(budgets)-1]
+	for _, b := range budgets {
+		top = max(top, b)
+	}
+	opt := dp.Options{Slots: in.Slots}
+	nslots := in.Slots
+	if nslots == 0 {
+		nslots = dp.DefaultSlots
+	}
+	type solver interface {
+		Solve(int64) (dp.Result, error)
+		Frontier() []dp.Point
+	}
+	names := []string{"persistent", "floating", "revolve"}
+	if why := floatingOutOfReach(c.Len(), nslots, maxFloatingBytes); why != "" {
+		names = []string{"persistent", "revolve"}
+		s.note("remat: floating (C_FL) is out of reach (%s): not swept", why)
+	}
+	if why := floatingOutOfReach(c.Len(), nslots, maxSweepBoundBytes); why != "" {
+		s.note("remat: the per-budget C_FL floored bound is out of reach (%s): bounds are Σ(u_f+u_b), the smallest feasible budget and, on ≤ %d stages, the exhaustive search", why, oracle.MaxStages)
+	}
+	tables := make([]solver, len(names))
+	var tablesDone sync.WaitGroup
+	for i, name := range names {
+		tablesDone.Add(1)
+		s.spawn(ctx, func() error {
+			defer tablesDone.Done()
+			var t solver
+			var err error
+			switch name {
+			case "persistent":
+				t, err = dp.NewPersistent(c, top, opt)
+			case "revolve":
+				t, err = dp.NewRevolve(c, top, opt)
+			default:
+				t, err = dp.NewFloating(c, top, opt)
+			}
+			if err != nil {
+				return fmt.Errorf("%s table: %w", name, err)
+			}
+			tables[i] = t
+			s.mu.Lock()
+			s.res.Frontiers[name] = t.Frontier()
+			s.mu.Unlock()
+			s.advance()
+			return nil
+		})
+	}
+	// Sequential: every segment count replayed once; each budget picks the fastest that fits.
+	type seg struct {
+		makespan float64
+		peak     int64
+	}
+	var segs []seg
+	for k := 1; k <= max(1, min(c.Len(), int(math.Ceil(2*math.Sqrt(float64(c.Len())))))); k++ {
+		seq, err := checkpoint.Sequential(c, k)
+		if err != nil {
+			continue
+		}
+		if r, err := verify.Remat(c, seq, verify.RematOptions{}); err == nil {
+			segs = append(segs, seg{r.Makespan, r.Peak})
+		}
+	}
+	all, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	if err != nil {
+		panic("report: store-all does not replay: " + err.Error())
+	}
+	for _, b := range budgets {
+		var bounds []Bound
+		var boundDone sync.WaitGroup
+		boundDone.Add(1)
+		s.spawn(ctx, func() (err error) {
+			defer boundDone.Done()
+			bounds, err = sweepRematBounds(ctx, c, b, nslots)
+			return err
+		})
+		// Reading a budget off the tables is cheap: it runs outside the pool, so that it never
+		// holds a worker while the tables are being built.
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if !waitOrDone(ctx, &tablesDone) || !waitOrDone(ctx, &boundDone) || bounds == nil {
+				return
+			}
+			p := Point{Lever: "remat", Budget: b}
+			for i, name := range names {
+				if tables[i] == nil {
+					return // its construction failed; the error is reported
+				}
+				r, err := tables[i].Solve(b)
+				if err != nil {
+					s.fail(fmt.Errorf("%s at %d B: %w", name, b, err))
+					return
+				}
+				row := Row{Strategy: name}
+				if r.Feasible {
+					row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, r.Makespan, r.Peak
+				}
+				p.Rows = append(p.Rows, row)
+			}
+			row := Row{Strategy: "sequential"}
+			for _, sg := range segs {
+				if sg.peak <= b && (!row.Feasible || sg.makespan < row.Makespan) {
+					row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, sg.makespan, sg.peak
+				}
+			}
+			p.Rows = append(p.Rows, row)
+			row = Row{Strategy: "store-all", Verified: true}
+			if all.Peak <= b {
+				row.Feasible, row.Makespan, row.Peak = true, all.Makespan, all.Peak
+			}
+			p.Rows = append(p.Rows, row)
+			s.emit(ctx, p, bounds)
+		}()
+	}
+}
+
+// waitOrDone waits for wg unless ctx ends first; it reports whether wg finished in time.
+func waitOrDone(ctx context.Context, wg *sync.WaitGroup) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// maxSweepBoundBytes caps the per-budget floored C_FL tables of a sweep (one per worker at once).
+const maxSweepBoundBytes = 512 << 20
+
+// sweepRematBounds is RematBounds without C_FL in exact mode (one DP per budget at 1-byte slots
+// is for certify); the floored C_FL runs per budget when the chain is within its reach.
+func sweepRematBounds(ctx context.Context, c *instances.Chain, b int64, nslots int) ([]Bound, error) {
+	if minB := verify.MinBudget(c); b < minB {
+		return []Bound{{Name: "minimum budget", Kind: Exhaustive, Infeasible: true, Exact: true}}, nil
+	}
+	bounds := []Bound{{Name: "Σ(u_f+u_b)", Kind: Relaxation, Value: SumU(c)}}
+	if c.Len() <= oracle.MaxStages {
+		_, ms, ok, err := oracle.Remat(c, b, verify.RematOptions{})
+		if err != nil {
+			return nil, err
+		}
+		bounds = append(bounds, Bound{Name: "exhaustive search", Kind: Exhaustive, Exact: true, Value: ms, Infeasible: !ok})
+	}
+	if floatingOutOfReach(c.Len(), nslots, maxSweepBoundBytes) != "" || ctx.Err() != nil {
+		return bounds, nil
+	}
+	lb, feasible, err := dp.FloatingLowerBound(c, b, dp.Options{Slots: nslots})
+	if err != nil {
+		return nil, err
+	}
+	bounds = append(bounds, Bound{Name: fmt.Sprintf("C_FL floored, %d slots", nslots), Kind: DPRelaxation, Value: lb, Infeasible: !feasible})
+	return bounds, nil
+}
+
+// weights sweeps the weight-offloading lever: the heuristics per budget, bounds Σu and the
+// forced prefetch volume (the MILP per budget is `certify`'s job: N time limits).
+func (s *sweeper) weights(ctx context.Context) {
+	in := s.o.Input
+	s.note("weight-offload: the swept bounds are Σu and forced prefetch / β; run certify at one budget for the MILP bound")
+	for _, b := range s.o.Budgets {
+		s.spawn(ctx, func() error {
+			p, err := offload.FromChain(in.Chain, b, in.Bandwidth)
+			if err != nil {
+				return err
+			}
+			pt := Point{Lever: "weight-offload", Budget: b}
+			for _, name := range WeightStrategies {
+				row := Row{Strategy: name}
+				if sch, why := WeightStrategy(p, name); sch != nil {
+					r, err := periodic.Validate(p, sch)
+					if err != nil {
+						return fmt.Errorf("%s returned an invalid schedule at %d B: %w", name, b, err)
+					}
+					row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, r.Period, r.Peak
+				} else {
+					row.Note = why
+				}
+				pt.Rows = append(pt.Rows, row)
+			}
+			s.emit(ctx, pt, WeightTrivialBounds(p))
+			return nil
+		})
+	}
+}
+
+// acts sweeps the activation-offloading lever: the strategies and bounds per budget.
+func (s *sweeper) acts(ctx context.Context) {
+	in := s.o.Input
+	for _, b := range s.o.Budgets {
+		s.spawn(ctx, func() error {
+			p, err := act.FromChain(in.Chain, b, in.Bandwidth)
+			if err != nil {
+				return err
+			}
+			bounds := ActBounds(p)
+			lb := 0.0
+			for _, bd := range bounds {
+				lb = math.Max(lb, bd.Value)
+			}
+			pt := Point{Lever: "act-offload", Budget: b}
+			for _, name := range ActStrategies {
+				r, note, err := ActStrategy(p, name, lb)
+				if err != nil {
+					return fmt.Errorf("%s at %d B: %w", name, b, err)
+				}
+				row, err := actRow(p, name, r, note)
+				if err != nil {
+					return err
+				}
+				pt.Rows = append(pt.Rows, row)
+			}
+			s.emit(ctx, pt, bounds)
+			return nil
+		})
+	}
+}
