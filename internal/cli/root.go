@@ -82,7 +82,8 @@ func NewRootCmd(io *IO) *cobra.Command {
 		newCertifyCmd(io),
 		newOffloadWeightsCmd(io),
 		newBoundCmd(io),
-		newExportCmd(io),
+		newExportAllCmd(io),
+		newRematGraphCmd(io),
 	)
 	return root
 }

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/milp"
+	"github.com/memsched/memsched/milp/checkmate"
+	"github.com/memsched/memsched/model/lpfile"
+	"github.com/memsched/memsched/model/mpsfile"
+	"github.com/memsched/memsched/schedule"
+)
+
+// RematGraphOptions are the options of `memsched remat-graph`.
+type RematGraphOptions struct {
+	GraphFile string
+	ChainFile string
+	Mem       string
+	Algo      string
+	Solver    string
+	TimeLimit float64
+}
+
+// graph loads the graph (--graph, or the graph of --chain) and parses the budget.
+func (o *RematGraphOptions) graph() (*instances.Graph, int64, error) {
+	if o.Mem == "" {
+		return nil, 0, usageErrorf("--mem is required")
+	}
+	mem, err := instances.ParseSize(o.Mem)
+	if err != nil {
+		return nil, 0, &UsageError{fmt.Errorf("--mem: %w", err)}
+	}
+	switch {
+	case o.GraphFile != "" && o.ChainFile != "":
+		return nil, 0, usageErrorf("give --graph or --chain, not both")
+	case o.GraphFile != "":
+		g, err := instances.LoadGraph(o.GraphFile)
+		if err != nil {
+			return nil, 0, &UsageError{err}
+		}
+		return g, mem, nil
+	case o.ChainFile != "":
+		c, err := instances.LoadChain(o.ChainFile)
+		if err != nil {
+			return nil, 0, &UsageError{err}
+		}
+		return instances.GraphFromChain(c), mem, nil
+	}
+	return nil, 0, usageErrorf("--graph FILE (or --chain FILE) is required")
+}
+
+// RematGraphReport is the output of `memsched remat-graph`. Cost and Peak are those of the
+// incumbent as replayed by verify/graphsim; Bound is the solver's proven lower bound.
+type RematGraphReport struct {
+	Graph     string                  `json:"graph"`
+	Nodes     int                     `json:"nodes"`
+	Budget    int64                   `json:"budget_bytes"`
+	Algorithm string                  `json:"algorithm"`
+	Status    string                  `json:"status"`
+	Feasible  *bool                   `json:"feasible"`
+	Cost      *float64                `json:"cost_s"`
+	Bound     *float64                `json:"bound_s"`
+	Gap       *float64                `json:"gap"`
+	Peak      int64                   `json:"peak_bytes,omitempty"`
+	Computed  int                     `json:"computations,omitempty"`
+	Rows      int                     `json:"rows"`
+	Cols      int                     `json:"cols"`
+	Nonzeros  int                     `json:"nonzeros"`
+	Seconds   float64                 `json:"seconds"`
+	Solver    string                  `json:"solver"`
+	Schedule  *schedule.GraphSchedule `json:"schedule,omitempty"`
+}
+
+func newRematGraphCmd(io *IO) *cobra.Command {
+	o := &RematGraphOptions{}
+	cmd := &cobra.Command{
+		Use:   "remat-graph --graph FILE --mem SIZE [--algo ilp] [--time-limit S]",
+		Short: "Optimal rematerialization on a computation graph (Checkmate's MILP)",
+		Long: `remat-graph solves Checkmate's MILP (docs/checkmate.md) on a graph (memsched.graph/v1,
+docs/graph-format.md) or on the graph of a chain (--chain). The incumbent is replayed by the graph
+simulator before it is printed; the status is the solver's (optimal only when proven), with its
+bound and the gap.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runRematGraph(o, io) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.GraphFile, "graph", "", "graph file (memsched.graph/v1)")
+	f.StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1), converted to its graph")
+	f.StringVar(&o.Mem, "mem", "", "memory budget (e.g. 90MiB), everything counted")
+	f.StringVar(&o.Algo, "algo", "ilp", "ilp")
+	f.StringVar(&o.Solver, "solver", "", "highs|lpsolve|ref (default: the best compiled in)")
+	f.Float64Var(&o.TimeLimit, "time-limit", 60, "solver time limit in seconds")
+	return cmd
+}
+
+func runRematGraph(o *RematGraphOptions, io *IO) error {
+	if o.Algo != "ilp" {
+		return usageErrorf("remat-graph: unknown --algo %q (want ilp)", o.Algo)
+	}
+	if o.TimeLimit <= 0 {
+		return usageErrorf("remat-graph: --time-limit must be positive, got %g", o.TimeLimit)
+	}
+	g, budget, err := o.graph()
+	if err != nil {
+		return err
+	}
+	s, err := milp.Lookup(o.Solver)
+	if err != nil {
+		return &UsageError{err}
+	}
+	sol, f, err := checkmate.Solve(context.Background(), s, g, budget, milp.Params{TimeLimit: time.Duration(o.TimeLimit * float64(time.Second))})
+	if err != nil {
+		return err
+	}
+	rep := &RematGraphReport{Graph: g.Name, Nodes: g.Len(), Budget: budget, Algorithm: o.Algo, Status: sol.Status.String(),
+		Rows: f.Model.NumRows(), Cols: f.Model.NumVars(), Nonzeros: f.Model.NumNonzeros(),
+		Seconds: sol.Result.Wall.Seconds(), Solver: sol.Result.Solver, Bound: finite(sol.Bound)}
+	switch {
+	case sol.Schedule != nil:
+		yes := true
+		rep.Feasible = &yes
+		rep.Cost, rep.Gap, rep.Peak, rep.Schedule = finite(sol.Cost), finite(sol.Gap), sol.Peak, sol.Schedule
+		for _, st := range sol.Schedule.Stages {
+			rep.Computed += len(st.Compute)
+		}
+	case sol.Status == milp.Infeasible:
+		no := false
+		rep.Feasible = &no
+	}
+	if io.JSON {
+		return io.PrintJSON(rep)
+	}
+	w := tabwriter.NewWriter(io.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "graph\t%s (%d nodes)\n", rep.Graph, rep.Nodes)
+	fmt.Fprintf(w, "budget\t%d bytes\n", budget)
+	fmt.Fprintf(w, "model\t%d rows, %d columns, %d nonzeros\n", rep.Rows, rep.Cols, rep.Nonzeros)
+	fmt.Fprintf(w, "status\t%s (%s, %.2f s)\n", rep.Status, rep.Solver, rep.Seconds)
+	switch {
+	case rep.Cost != nil:
+		fmt.Fprintf(w, "incumbent\t%.6g ms (replayed), peak %d bytes, %d computations for %d nodes\n", *rep.Cost*1e3, rep.Peak, rep.Computed, rep.Nodes)
+	case rep.Feasible != nil:
+		fmt.Fprintf(w, "feasible\tno schedule fits\n")
+	default:
+		fmt.Fprintf(w, "incumbent\tnone\n")
+	}
+	if rep.Bound != nil {
+		fmt.Fprintf(w, "bound\t%.6g ms\n", *rep.Bound*1e3)
+	} else {
+		fmt.Fprintf(w, "bound\tnone\n")
+	}
+	if rep.Gap != nil {
+		fmt.Fprintf(w, "gap\t%.3g%%\n", *rep.Gap*100)
+	}
+	return w.Flush()
+}
+
+// newExportAllCmd is `memsched export`: the weight-offloading export (newExportCmd) plus
+// --problem remat-ilp, Checkmate's MILP for a graph or a chain.
+func newExportAllCmd(io *IO) *cobra.Command {
+	cmd := newExportCmd(io)
+	inner := cmd.RunE
+	var graphFile string
+	cmd.Use = "export --problem weight-offload-lb|remat-ilp --chain FILE|--graph FILE --mem SIZE --format lp|mps -o FILE"
+	cmd.Long += "\nWith --problem remat-ilp it writes Checkmate's MILP (docs/checkmate.md) for --graph or the graph of --chain; the first comment line gives its units (memsched units: memory=<bytes> time=<seconds>)."
+	cmd.Flags().StringVar(&graphFile, "graph", "", "graph file (memsched.graph/v1), --problem remat-ilp only")
+	cmd.Flags().Lookup("problem").Usage = "weight-offload-lb|remat-ilp"
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		problem, _ := c.Flags().GetString("problem")
+		if problem != "remat-ilp" {
+			if graphFile != "" {
+				return usageErrorf("export: --graph needs --problem remat-ilp")
+			}
+			return inner(c, args)
+		}
+		chain, _ := c.Flags().GetString("chain")
+		mem, _ := c.Flags().GetString("mem")
+		format, _ := c.Flags().GetString("format")
+		out, _ := c.Flags().GetString("output")
+		if format != "lp" && format != "mps" {
+			return usageErrorf("export: --format must be lp or mps, got %q", format)
+		}
+		if out == "" {
+			return usageErrorf("export: -o FILE is required")
+		}
+		o := &RematGraphOptions{GraphFile: graphFile, ChainFile: chain, Mem: mem}
+		g, budget, err := o.graph()
+		if err != nil {
+			return err
+		}
+		f, err := checkmate.Build(g, budget)
+		if err != nil {
+			return &UsageError{err}
+		}
+		file, err := os.Create(out)
+		if err != nil {
+			return &UsageError{err}
+		}
+		if format == "lp" {
+			err = lpfile.Write(file, f.Model)
+		} else {
+			err = mpsfile.Write(file, f.Model)
+		}
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		m := f.Model
+		fmt.Fprintf(io.ErrOut, "memsched: wrote %s (%d variables, %d rows, %d nonzeros; %s)\n", out, m.NumVars(), m.NumRows(), m.NumNonzeros(), f.Units.Comment())
+		return nil
+	}
+	return cmd
+}
