@@ -57,6 +57,17 @@ func (s Status) String() string {
 // MarshalText writes String().
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText reads what MarshalText writes, so that reports read back.
+func (s *Status) UnmarshalText(b []byte) error {
+	for i, n := range statusNames {
+		if n == string(b) {
+			*s = Status(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("milp: unknown status %q", b)
+}
+
 // Params are solve options. The zero value works: no time limit, the solver's default gap,
 // its default threads, no log.
 type Params struct {
@@ -68,6 +79,11 @@ type Params struct {
 	Threads int
 	// Seed is the solver's random seed (0: solver default).
 	Seed int
+	// FeasTol is the primal and MIP feasibility tolerance (0: solver default, 1e-6 for HiGHS).
+	// SolveGuarded tightens it when a solver's answer contradicts a verified schedule.
+	FeasTol float64
+	// NoPresolve turns the solver's presolve off (safer, slower).
+	NoPresolve bool
 	// Log receives the solver's log; nil silences it.
 	Log io.Writer
 }

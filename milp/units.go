@@ -3,7 +3,6 @@ package milp
 import (
 	"fmt"
 	"math"
-	"sort"
 )
 
 // Units are the memory and time units a formulation is written in: a coefficient 1 of memory
@@ -18,32 +17,33 @@ type Units struct {
 	Time float64
 }
 
-// ChooseUnits returns the units for an instance with the given nonzero sizes (bytes) and
-// operation times (seconds): the memory unit is the median positive size and the time unit the
-// mean positive time, each rounded to the nearest power of two (the memory unit at least one
-// byte, sizes being integers). Zeros and negative values are ignored; with no positive value
-// the unit is 1. Powers of two make the conversion exact in binary floating point.
+// ChooseUnits returns the units for an instance with the given sizes (bytes) and times
+// (seconds): each unit is the power of two nearest to the geometric middle √(min·max) of the
+// positive values, so that the smallest and the largest are equally far from 1 (a range of
+// 10⁴, as between a GPT-2 chain's input and its GPU memory, becomes [10⁻², 10²] — where a
+// median unit would put the smallest size at 10⁻⁴, HiGHS's "excessively small" threshold).
+// The memory unit is at least one byte, sizes being integers. Zeros, negative and infinite
+// values are ignored; with no positive value the unit is 1. Powers of two make the conversion
+// exact in binary floating point.
 func ChooseUnits(sizes []int64, times []float64) Units {
-	var pos []int64
+	u := Units{Memory: 1, Time: 1}
+	lo, hi := math.Inf(1), 0.0
 	for _, s := range sizes {
 		if s > 0 {
-			pos = append(pos, s)
+			lo, hi = math.Min(lo, float64(s)), math.Max(hi, float64(s))
 		}
 	}
-	u := Units{Memory: 1, Time: 1}
-	if len(pos) > 0 {
-		sort.Slice(pos, func(a, b int) bool { return pos[a] < pos[b] })
-		u.Memory = math.Max(1, pow2(float64(pos[len(pos)/2])))
+	if hi > 0 {
+		u.Memory = math.Max(1, pow2(math.Sqrt(lo)*math.Sqrt(hi)))
 	}
-	sum, n := 0.0, 0
+	lo, hi = math.Inf(1), 0.0
 	for _, t := range times {
 		if t > 0 && !math.IsInf(t, 0) {
-			sum += t
-			n++
+			lo, hi = math.Min(lo, t), math.Max(hi, t)
 		}
 	}
-	if n > 0 {
-		u.Time = pow2(sum / float64(n))
+	if hi > 0 {
+		u.Time = pow2(math.Sqrt(lo) * math.Sqrt(hi))
 	}
 	return u
 }

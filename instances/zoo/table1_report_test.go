@@ -53,11 +53,11 @@ func TestTable1Report(t *testing.T) {
 		require.NoError(t, err, name)
 		_, _, gr, err := offload.GreedyReserve(p, true)
 		require.NoError(t, err, name)
-		m, _, err := weightlb.Build(p, 1<<20)
+		m, v, err := weightlb.Build(p)
 		require.NoError(t, err, name)
 		res, err := milp.Solve(context.Background(), s, m, milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))})
 		require.NoError(t, err, name)
-		bound := res.Bound * 1000
+		bound := res.Bound * v.Units.Time * 1000
 		pct := func(x float64) string { return fmt.Sprintf("%8.0f %+5.1f%%", x*1000, 100*(x*1000/r.SumU-1)) }
 		fmt.Printf("%-5s %5d %5d | %8.0f | %8.0f %-10s | %s | %s | %s | %s   [%0.f %0.f %0.f %0.f] %.1fs\n",
 			r.Kind, r.Depth, r.Batch, r.SumU, bound, res.Status, pct(g.Period), pct(l2l.Period), pct(gs), pct(gr.Period), r.ILP, r.Greedy, r.L2L, r.GreedySt, res.Wall.Seconds())

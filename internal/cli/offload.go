@@ -22,9 +22,6 @@ import (
 	"github.com/memsched/memsched/verify/periodic"
 )
 
-// mibScale expresses the MILP's sizes in MiB, which keeps its coefficients well conditioned.
-const mibScale = 1 << 20
-
 // WeightsOptions are the flags shared by the weight-offloading commands.
 type WeightsOptions struct {
 	ChainFile, Mem, Bandwidth string
@@ -60,13 +57,14 @@ func (o *WeightsOptions) problem() (*offload.Problem, error) {
 	return p, nil
 }
 
-// lowerBoundModel loads the problem and builds its §6 MILP (sizes in MiB).
+// lowerBoundModel loads the problem and builds its §6 MILP (units chosen from the data, stated
+// in the model's comment line).
 func (o *WeightsOptions) lowerBoundModel() (*offload.Problem, *model.Model, error) {
 	p, err := o.problem()
 	if err != nil {
 		return nil, nil, err
 	}
-	m, _, err := weightlb.Build(p, mibScale)
+	m, _, err := weightlb.Build(p)
 	return p, m, err
 }
 
@@ -84,12 +82,20 @@ type OffloadReport struct {
 	Reason    string             `json:"reason,omitempty"`
 }
 
-// offloadAlgos are the algorithms of offload-weights, in the order --algo all reports them.
-var offloadAlgos = []string{"greedy", "greedy-nodiscount", "greedy-reserve", "l2l"}
+// offloadAlgos are the algorithms of offload-weights, in the order --algo all reports them
+// ("milp" only where a MILP solver is compiled in).
+var offloadAlgos = []string{"greedy", "greedy-nodiscount", "greedy-reserve", "l2l", "milp"}
+
+// boundSettings say how the MILP of the bound (and of --algo milp) is solved.
+type boundSettings struct {
+	solver string
+	limit  float64
+}
 
 // runOffloadAlgo runs one algorithm and re-validates its schedule. No valid schedule is a
-// result (Feasible false, Reason), not an error.
-func runOffloadAlgo(p *offload.Problem, algo string) (OffloadReport, error) {
+// result (Feasible false, Reason), not an error. The MILP-guided algorithm reuses cert when
+// given (the bound already solved), else solves the MILP under bs.
+func runOffloadAlgo(p *offload.Problem, algo string, bs boundSettings, cert *weightlb.Certified) (OffloadReport, error) {
 	rep := OffloadReport{Algorithm: algo, Selection: []string{}}
 	var s *schedule.Periodic
 	var r periodic.Report
@@ -104,8 +110,16 @@ func runOffloadAlgo(p *offload.Problem, algo string) (OffloadReport, error) {
 		sel, s, r, err = heur.GreedyReserve(p, true)
 	case "l2l":
 		s, r, err = heur.L2L(p)
+	case "milp":
+		if cert == nil {
+			if cert, err = certifiedBound(p, bs); err != nil {
+				return rep, err
+			}
+		}
+		sel = cert.Selection
+		s, r, err = weightlb.Guided(p, cert)
 	default:
-		return rep, usageErrorf("offload-weights: unknown --algo %q (want greedy, greedy-nodiscount, greedy-reserve, l2l or all)", algo)
+		return rep, usageErrorf("offload-weights: unknown --algo %q (want greedy, greedy-nodiscount, greedy-reserve, l2l, milp or all)", algo)
 	}
 	if err != nil {
 		rep.Reason = err.Error()
@@ -144,6 +158,8 @@ period of the steady state. Algorithms:
   greedy-reserve     Alg. 1 run with room kept for 1–3 weights in flight, then Alg. 2; the
                      shortest of r = 0..3 (memsched's variant)
   l2l                layer-to-layer: only the running layer's weights on the GPU
+  milp               MILP-guided: the offloading choices of the lower-bound MILP's incumbent,
+                     scheduled by Alg. 2 (needs a MILP solver; --solver, --time-limit)
   all                every algorithm in one table; with --bound also the certified lower bound
                      of ` + "`memsched bound`" + ` and each period's ratio to it
 Every schedule is checked by the periodic validator before it is printed.`,
@@ -153,13 +169,14 @@ Every schedule is checked by the periodic validator before it is printed.`,
 			if err != nil {
 				return err
 			}
+			bs := boundSettings{solver: solver, limit: limit}
 			if algo == "all" {
-				return runOffloadAll(io, p, withBound, solver, limit)
+				return runOffloadAll(io, p, withBound, bs)
 			}
 			if withBound {
 				return usageErrorf("offload-weights: --bound goes with --algo all (or use memsched bound)")
 			}
-			rep, err := runOffloadAlgo(p, algo)
+			rep, err := runOffloadAlgo(p, algo, bs, nil)
 			if err != nil {
 				return err
 			}
@@ -182,10 +199,10 @@ Every schedule is checked by the periodic validator before it is printed.`,
 		},
 	}
 	o.flags(cmd)
-	cmd.Flags().StringVar(&algo, "algo", "greedy", "greedy (002 Alg. 1 + Alg. 2) | greedy-nodiscount (Greedy*) | greedy-reserve (Alg. 1 with room for weights in flight) | l2l | all")
+	cmd.Flags().StringVar(&algo, "algo", "greedy", "greedy (002 Alg. 1 + Alg. 2) | greedy-nodiscount (Greedy*) | greedy-reserve (Alg. 1 with room for weights in flight) | l2l | milp (MILP-guided) | all")
 	cmd.Flags().BoolVar(&withBound, "bound", false, "with --algo all: solve the lower-bound MILP too and report each period's ratio to it")
-	cmd.Flags().StringVar(&solver, "solver", "", "with --bound: highs|lpsolve|ref (default: the best compiled in)")
-	cmd.Flags().Float64Var(&limit, "time-limit", 60, "with --bound: solver time limit in seconds")
+	cmd.Flags().StringVar(&solver, "solver", "", "with --bound or --algo milp: highs|lpsolve|ref (default: the best compiled in)")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "with --bound or --algo milp: solver time limit in seconds")
 	return cmd
 }
 
@@ -201,13 +218,26 @@ type CompareReport struct {
 	Results []OffloadReport `json:"results"`
 }
 
-func runOffloadAll(io *IO, p *offload.Problem, withBound bool, solver string, limit float64) error {
+func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings) error {
 	rep := CompareReport{Layers: p.L(), MGPU: p.MGPU, Beta: p.Beta}
-	for _, l := range p.Layers {
-		rep.SumU += l.UF + l.UB
+	rep.SumU, _, _ = weightlb.TrivialBounds(p)
+	var cert *weightlb.Certified
+	// The MILP-guided row needs a real MILP backend (the pure-Go referee only enumerates).
+	real := false
+	for _, n := range milp.Available() {
+		real = real || n != "ref"
+	}
+	if withBound || real {
+		var err error
+		if cert, err = certifiedBound(p, bs); err != nil {
+			return err
+		}
 	}
 	for _, a := range offloadAlgos {
-		r, err := runOffloadAlgo(p, a)
+		if a == "milp" && cert == nil {
+			continue // no MILP solver in this build
+		}
+		r, err := runOffloadAlgo(p, a, bs, cert)
 		if err != nil {
 			return err
 		}
@@ -216,15 +246,7 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, solver string, li
 	}
 	ref := rep.SumU
 	if withBound {
-		m, _, err := weightlb.Build(p, mibScale)
-		if err != nil {
-			return err
-		}
-		b, err := solveBound(m, solver, limit)
-		if err != nil {
-			return err
-		}
-		b.Problem = "weight-offload"
+		b := boundReport(cert)
 		rep.Bound = b
 		if b.LowerBound != nil {
 			ref = max(ref, *b.LowerBound)
@@ -243,7 +265,10 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, solver string, li
 			lb = instances.FormatDuration(*b.LowerBound)
 			refName = "bound"
 		}
-		fmt.Fprintf(w, "lower bound\t%s (%s, %s, %.2f s)\n", lb, b.Solver, b.Status, b.Seconds)
+		fmt.Fprintf(w, "lower bound\t%s (certified by %s; MILP %s, %s, %.2f s)\n", lb, b.CertifiedBy, b.Status, b.Solver, b.Seconds)
+		if b.Contradiction != "" {
+			fmt.Fprintf(w, "solver failure\t%s\n", b.Contradiction)
+		}
 	}
 	fmt.Fprintf(w, "\nalgorithm\tmakespan\tidle\tover %s\tverified\n", refName)
 	for _, r := range rep.Results {
@@ -256,34 +281,74 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, solver string, li
 	return w.Flush()
 }
 
-// solveBound solves the lower-bound MILP with a time limit; a stopped solve reports the
-// solver's best bound, which is still a valid lower bound.
-func solveBound(m *model.Model, solver string, limit float64) (*BoundReport, error) {
-	s, err := milp.Lookup(solver)
+// solvers returns the backends SolveGuarded tries: the chosen one (or the best compiled in)
+// first, then the others compiled in, the enumerating referee excepted unless it is all there is.
+func boundSolvers(name string) ([]milp.Solver, error) {
+	first, err := milp.Lookup(name)
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	res, err := milp.Solve(context.Background(), s, m, milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))})
+	out := []milp.Solver{first}
+	for _, n := range milp.Available() {
+		if n == first.Name() || n == "ref" {
+			continue
+		}
+		if s, err := milp.Lookup(n); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// certifiedBound computes the certified lower bound with the guarded MILP solve (see
+// weightlb.LowerBound); a solve stopped by the time limit contributes its proven bound.
+func certifiedBound(p *offload.Problem, bs boundSettings) (*weightlb.Certified, error) {
+	solvers, err := boundSolvers(bs.solver)
 	if err != nil {
 		return nil, err
 	}
-	rep := &BoundReport{Status: res.Status.String(), Seconds: res.Wall.Seconds(), Solver: res.Solver}
-	lb := res.Bound
-	if res.Status == milp.Optimal {
-		lb = res.Objective
+	return weightlb.LowerBound(context.Background(), p, weightlb.Options{Solvers: solvers,
+		Params: milp.Params{TimeLimit: time.Duration(bs.limit * float64(time.Second)), RelGap: 1e-9}})
+}
+
+// boundReport turns a certified bound into the JSON/text report.
+func boundReport(c *weightlb.Certified) *BoundReport {
+	rep := &BoundReport{Status: milp.NotSolved.String(), CertifiedBy: c.CertifiedBy, SumU: c.SumU,
+		Forced: c.Forced, Feasible: !c.Infeasible}
+	rep.LowerBound = finite(c.Value)
+	if c.EvidenceName != "" {
+		rep.Evidence = c.Evidence.What
 	}
-	rep.LowerBound = finite(lb)
-	if res.HasSolution {
-		rep.Incumbent, rep.Gap = finite(res.Objective), finite(res.Gap)
+	if g := c.MILP; g != nil {
+		rep.Status, rep.Solver, rep.Seconds = g.Status.String(), g.Solver, g.Wall.Seconds()
+		rep.MILPBound = finite(c.MILPBound)
+		rep.Attempts, rep.Contradiction = g.Attempts, g.Contradiction
+		if g.HasSolution {
+			rep.Incumbent, rep.Gap = finite(g.Objective*c.Units.Time), finite(g.Gap)
+		}
 	}
-	return rep, nil
+	return rep
 }
 
 // BoundReport is the output of `memsched bound`.
 type BoundReport struct {
-	Problem    string   `json:"problem"`
-	LowerBound *float64 `json:"lower_bound"`
-	Status     string   `json:"status"`
+	Problem string `json:"problem"`
+	// Feasible is false when no schedule exists (an operation exceeds M_GPU on its own).
+	Feasible bool `json:"feasible"`
+	// LowerBound is the best certified lower bound on the period, in seconds; CertifiedBy says
+	// what certifies it (SPEC §5).
+	LowerBound  *float64 `json:"lower_bound"`
+	CertifiedBy string   `json:"certified_by"`
+	// SumU and Forced are the bounds that need no solver: Σu and the forced prefetch volume / β.
+	SumU   float64 `json:"sum_u"`
+	Forced float64 `json:"forced_prefetch"`
+	// MILPBound is the MILP's believed bound in seconds (null when none); Status its status —
+	// "solver-error" when every attempt contradicted the verified schedule (Contradiction).
+	MILPBound     *float64       `json:"milp_bound"`
+	Evidence      string         `json:"verified_schedule,omitempty"`
+	Attempts      []milp.Attempt `json:"attempts,omitempty"`
+	Contradiction string         `json:"contradiction,omitempty"`
+	Status        string         `json:"status"`
 	Gap        *float64 `json:"gap"`
 	Incumbent  *float64 `json:"incumbent"`
 	Seconds    float64  `json:"seconds"`
@@ -297,21 +362,26 @@ func newBoundCmd(io *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bound --problem weight-offload --chain FILE --mem SIZE [--bandwidth RATE]",
 		Short: "Certified lower bound on the iteration time (002 §6 MILP, corrected)",
-		Long: `bound solves the lower-bound MILP of 002 §6 with SPEC §3's corrections. A solve stopped by the
-time limit reports the solver's best proven bound, which is still a valid lower bound.`,
+		Long: `bound reports the best certified lower bound on the period: Σu, the forced prefetch volume / β,
+and the lower-bound MILP of 002 §6 with SPEC §3's corrections, each saying what certifies it. A
+solve stopped by the time limit contributes the solver's proven bound. No solver answer is taken
+on trust: one that says "infeasible" while a heuristic schedule validates, or a bound above that
+schedule's period, is re-solved with safe settings and then with the other backend, and reported
+as solver-error with the evidence if the contradiction stays.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problem != "weight-offload" {
 				return usageErrorf("bound: unknown --problem %q (want weight-offload)", problem)
 			}
-			p, m, err := o.lowerBoundModel()
+			p, err := o.problem()
 			if err != nil {
 				return err
 			}
-			rep, err := solveBound(m, solver, limit)
+			cert, err := certifiedBound(p, boundSettings{solver: solver, limit: limit})
 			if err != nil {
 				return err
 			}
+			rep := boundReport(cert)
 			rep.Problem = problem
 			if io.JSON {
 				return io.PrintJSON(rep)
@@ -323,10 +393,22 @@ time limit reports the solver's best proven bound, which is still a valid lower 
 				return f(*x)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "problem\t%s (%d layers, M_GPU %s)\nstatus\t%s\nlower bound\t%s\nincumbent\t%s\ngap\t%s\nsolver\t%s, %.2f s\n",
-				problem, p.L(), instances.FormatSize(p.MGPU), rep.Status, show(rep.LowerBound, instances.FormatDuration),
-				show(rep.Incumbent, instances.FormatDuration), show(rep.Gap, func(g float64) string { return fmt.Sprintf("%.3g", g) }),
-				rep.Solver, rep.Seconds)
+			fmt.Fprintf(w, "problem\t%s (%d layers, M_GPU %s)\n", problem, p.L(), instances.FormatSize(p.MGPU))
+			if !rep.Feasible {
+				fmt.Fprintf(w, "feasible\tno: %s\n", rep.CertifiedBy)
+				return w.Flush()
+			}
+			fmt.Fprintf(w, "lower bound\t%s\ncertified by\t%s\nΣu\t%s\nforced prefetch / β\t%s\nMILP\t%s, bound %s, incumbent %s, gap %s (%s, %.2f s)\n",
+				show(rep.LowerBound, instances.FormatDuration), rep.CertifiedBy,
+				instances.FormatDuration(rep.SumU), instances.FormatDuration(rep.Forced), rep.Status,
+				show(rep.MILPBound, instances.FormatDuration), show(rep.Incumbent, instances.FormatDuration),
+				show(rep.Gap, func(g float64) string { return fmt.Sprintf("%.3g", g) }), rep.Solver, rep.Seconds)
+			if rep.Evidence != "" {
+				fmt.Fprintf(w, "checked against\t%s\n", rep.Evidence)
+			}
+			if rep.Contradiction != "" {
+				fmt.Fprintf(w, "solver failure\t%s\n", rep.Contradiction)
+			}
 			return w.Flush()
 		},
 	}
@@ -343,7 +425,7 @@ func newExportCmd(io *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export --problem weight-offload-lb --chain FILE --mem SIZE --format lp|mps -o FILE",
 		Short: "Write a memsched MILP as an .lp or .mps file for external solvers",
-		Long:  "export writes the model of `memsched bound` (sizes in MiB, times in seconds; the objective is the period in seconds).",
+		Long:  "export writes the model of `memsched bound`. Its units are chosen from the data and stated in the file's comment line\n`memsched units: memory=<bytes per unit> time=<seconds per unit>`: the objective times the time unit is the period in seconds.",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problem != "weight-offload-lb" {

@@ -304,6 +304,14 @@ func configure(h *handle, p milp.Params) (logFile string, err error) {
 	if p.Seed != 0 {
 		set("random_seed", p.Seed)
 	}
+	if p.FeasTol > 0 {
+		set("primal_feasibility_tolerance", p.FeasTol)
+		set("dual_feasibility_tolerance", p.FeasTol)
+		set("mip_feasibility_tolerance", p.FeasTol)
+	}
+	if p.NoPresolve {
+		set("presolve", "off")
+	}
 	return logFile, err
 }
 

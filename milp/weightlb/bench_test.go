@@ -28,7 +28,7 @@ func BenchmarkBuild144(b *testing.B) {
 	p := gpt144(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := weightlb.Build(p, 1<<20); err != nil {
+		if _, _, err := weightlb.Build(p); err != nil {
 			b.Fatal(err)
 		}
 	}

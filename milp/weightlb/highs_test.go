@@ -48,12 +48,12 @@ func TestThreePartitionBound(t *testing.T) {
 		require.NoError(t, err)
 		rep, err := periodic.Validate(p, cert)
 		require.NoError(t, err)
-		m, _, err := weightlb.Build(p, 1)
+		m, v, err := weightlb.Build(p)
 		require.NoError(t, err)
 		res, err := milp.Solve(context.Background(), s, m, milp.Params{})
 		require.NoError(t, err)
 		require.Equal(t, milp.Optimal, res.Status)
-		assert.InDelta(t, rep.Period, res.Objective, 1e-6, "m=%d", len(tp.xs)/3)
+		assert.InDelta(t, rep.Period, res.Objective*v.Units.Time, 1e-6, "m=%d", len(tp.xs)/3)
 	}
 }
 
@@ -67,7 +67,7 @@ func TestExportedFileCBC(t *testing.T) {
 	require.NoError(t, err)
 	p, err := offload.FromChain(c, 6<<30, 12e9)
 	require.NoError(t, err)
-	m, _, err := weightlb.Build(p, 1<<20)
+	m, v, err := weightlb.Build(p)
 	require.NoError(t, err)
 	s, err := highs.New()
 	require.NoError(t, err)
@@ -86,5 +86,5 @@ func TestExportedFileCBC(t *testing.T) {
 	got, err := strconv.ParseFloat(string(mt[1]), 64)
 	require.NoError(t, err)
 	assert.InEpsilon(t, res.Objective, got, 1e-6)
-	t.Logf("36 layers: HiGHS %.6f s, CBC %.6f s (Σu bound, %d variables)", res.Objective, got, m.NumVars())
+	t.Logf("36 layers: HiGHS %.6f s, CBC %.6f s (Σu bound, %d variables)", res.Objective*v.Units.Time, got*v.Units.Time, m.NumVars())
 }

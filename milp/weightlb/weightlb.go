@@ -23,6 +23,13 @@
 //
 // minimizing Σ_j (u_j + idle_j). Every valid schedule gives a feasible point, so the optimum
 // (and any proven dual bound) is a lower bound on the best period.
+//
+// Units: the model is written in units chosen from the data (milp.ChooseUnits over the weight
+// and activation sizes and the operation times), so that its coefficients, bounds and
+// right-hand sides stay near 1 whether the instance counts bytes or GiB — sizes of 10⁻⁶ in a
+// fixed unit sit at the solvers' feasibility tolerance and have made HiGHS report a feasible
+// model infeasible and a bound above the optimum (docs/weight-offload.md). The objective times
+// Vars.Units.Time is the period in seconds; the model's Comments carry the units line.
 package weightlb
 
 import (
@@ -30,12 +37,28 @@ import (
 	"math"
 
 	"github.com/memsched/memsched/instances/offload"
+	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/model"
 )
 
-// Vars gives access to the model's variables (for tests and reports).
+// Vars gives access to the model's variables (for tests, reports and the MILP-guided schedule).
 type Vars struct {
 	Idle []model.Var // by operation 1..2L (index 0 unused)
+	// D1 and D0 are the binaries of the choices (i,1) and (i,0), by layer 1..L (index 0 unused).
+	D1, D0 []model.Var
+	// Units are the model's memory and time units.
+	Units milp.Units
+}
+
+// Units returns the units Build writes p's model in.
+func Units(p *offload.Problem) milp.Units {
+	sizes := []int64{p.A0, p.MGPU}
+	var times []float64
+	for _, l := range p.Layers {
+		sizes = append(sizes, l.W, l.A)
+		times = append(times, l.UF, l.UB)
+	}
+	return milp.ChooseUnits(sizes, times)
 }
 
 // opIndex returns the 1-based operation index of F_i or B_i.
@@ -54,33 +77,31 @@ func layerOf(L, j int) (int, bool) {
 	return j - L, false
 }
 
-// Build returns the MILP for p. Sizes are scaled to units of scale bytes (e.g. 1<<20) so that
-// coefficients stay well conditioned; times stay in seconds.
-func Build(p *offload.Problem, scale float64) (*model.Model, *Vars, error) {
+// Build returns the MILP for p in the units of Units(p).
+func Build(p *offload.Problem) (*model.Model, *Vars, error) {
 	if err := p.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if !(scale > 0) {
-		return nil, nil, fmt.Errorf("weightlb: scale must be positive, got %g", scale)
-	}
 	L := p.L()
 	n := 2 * L
+	un := Units(p)
 	m := model.New(fmt.Sprintf("weight-offload-lb L=%d", L))
-	beta := p.Beta / scale
-	w := func(i int) float64 { return float64(p.Layer(i).W) / scale }
+	m.Comments = append(m.Comments, un.Comment())
+	beta := p.Beta * un.Time / un.Memory // memory units per time unit
+	w := func(i int) float64 { return un.Mem(p.Layer(i).W) }
 	u := func(j int) float64 {
 		i, b := layerOf(L, j)
 		if b {
-			return p.Layer(i).UB
+			return un.Secs(p.Layer(i).UB)
 		}
-		return p.Layer(i).UF
+		return un.Secs(p.Layer(i).UF)
 	}
 	O := make([][]model.Var, L+1)
 	P := make([][]model.Var, L+1)
 	D := make([][]model.Var, L+1)
 	M := make([][]model.Var, L+1)
 	Cv := make([][]model.Var, L+1)
-	vars := &Vars{Idle: make([]model.Var, n+1)}
+	vars := &Vars{Idle: make([]model.Var, n+1), D1: make([]model.Var, L+1), D0: make([]model.Var, L+1), Units: un}
 	for j := 1; j <= n; j++ {
 		vars.Idle[j] = m.AddContinuous(fmt.Sprintf("idle_%d", j), 0, math.Inf(1))
 	}
@@ -135,6 +156,7 @@ func Build(p *offload.Problem, scale float64) (*model.Model, *Vars, error) {
 		oStar := m.AddBinary(fmt.Sprintf("Ostar_%d", i))
 		d1 := m.AddBinary(fmt.Sprintf("D1_%d", i))
 		d0 := m.AddBinary(fmt.Sprintf("D0_%d", i))
+		vars.D1[i], vars.D0[i] = d1, d0
 		r := row()
 		for j := 1; j <= n; j++ {
 			r.Add(O[i][j], 1)
@@ -163,7 +185,7 @@ func Build(p *offload.Problem, scale float64) (*model.Model, *Vars, error) {
 				r.Add(M[i][k], 1)
 			}
 		}
-		rhs := (float64(p.MGPU) - float64(p.OpMemory(i0, back))) / scale
+		rhs := un.Mem(p.MGPU - p.OpMemory(i0, back))
 		if len(r.Terms) == 0 {
 			r.Add(vars.Idle[k], 0)
 		}

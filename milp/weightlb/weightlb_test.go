@@ -20,27 +20,27 @@ func TestTinyBounds(t *testing.T) {
 	sum := 6.0
 	s, _ := ref.New()
 	roomy := &offload.Problem{Layers: layers, MGPU: 100, Beta: 4}
-	m, _, err := weightlb.Build(roomy, 1)
+	m, v, err := weightlb.Build(roomy)
 	require.NoError(t, err)
 	res, err := milp.Solve(context.Background(), s, m, milp.Params{})
 	require.NoError(t, err)
 	require.Equal(t, milp.Optimal, res.Status)
-	assert.InDelta(t, sum, res.Objective, 1e-6)
+	assert.InDelta(t, sum, res.Objective*v.Units.Time, 1e-6)
 
 	// M_GPU = 12: B_i needs 2·4 + 2 = 10 with its own weights, so the other layer's 4 bytes
 	// cannot all stay: w must move, and moving 4 B at 4 B/s takes time.
 	tight := &offload.Problem{Layers: layers, MGPU: 12, Beta: 4}
-	m, _, err = weightlb.Build(tight, 1)
+	m, v, err = weightlb.Build(tight)
 	require.NoError(t, err)
 	res, err = milp.Solve(context.Background(), s, m, milp.Params{})
 	require.NoError(t, err)
 	require.Equal(t, milp.Optimal, res.Status)
-	assert.GreaterOrEqual(t, res.Objective, sum-1e-9)
-	t.Logf("tight bound %.4g (Σu = %g)", res.Objective, sum)
+	assert.GreaterOrEqual(t, res.Objective*v.Units.Time, sum-1e-9)
+	t.Logf("tight bound %.4g (Σu = %g)", res.Objective*v.Units.Time, sum)
 
 	// Too little memory for B_1 alone: infeasible.
 	tiny := &offload.Problem{Layers: layers, MGPU: 9, Beta: 4}
-	m, _, err = weightlb.Build(tiny, 1)
+	m, _, err = weightlb.Build(tiny)
 	require.NoError(t, err)
 	res, err = milp.Solve(context.Background(), s, m, milp.Params{})
 	require.NoError(t, err)

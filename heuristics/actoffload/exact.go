@@ -1,0 +1,178 @@
+package actoffload
+
+import (
+	"math"
+
+	act "github.com/memsched/memsched/instances/actoffload"
+	"github.com/memsched/memsched/schedule"
+)
+
+// ExactStatus says how far Exact got.
+type ExactStatus int
+
+const (
+	// Optimal: the returned schedule is the best no-wait schedule over every offload set and
+	// link order (or Feasible = false: no schedule exists below the cutoff).
+	Optimal ExactStatus = iota
+	// NodeLimit: the search stopped early; the schedule is the best found, not proven.
+	NodeLimit
+)
+
+func (s ExactStatus) String() string {
+	if s == Optimal {
+		return "optimal"
+	}
+	return "node-limit"
+}
+
+// ExactOptions tunes Exact. The zero value searches everything.
+type ExactOptions struct {
+	// Cutoff: only schedules with makespan < Cutoff are sought (0: +Inf). With a cutoff, a
+	// result with Feasible = false and status Optimal proves that none is shorter.
+	Cutoff float64
+	// LowerBound: stop as soon as a schedule reaches it (a certified bound, e.g. Prop. 3 or
+	// the fractional optimum). 0: Prop. 3.
+	LowerBound float64
+	// MaxNodes bounds the search (0: 10⁷ nodes).
+	MaxNodes int
+}
+
+// Exact searches every offload set and every order of the transfers on the link — offloads and
+// prefetches interleaved freely — scheduling each no-wait (the simulation of NoWait), by depth-
+// first branch and bound. A node is pruned when its lower bound reaches the best makespan:
+// the compute left (from the running or next operation), the link work left (prefetches of
+// what is on the CPU, plus twice the volume still missing to reach M_peak − M_GPU, 001 Prop. 2,
+// over β), and the backward time after the lowest activation still to come back.
+//
+// The result is optimal among no-wait schedules, which is the optimum of Problem 1 by 001
+// Prop. 1 as far as the no-wait scheduler's prefetch rule (never block an operation before the
+// prefetched activation's reader) loses nothing. Exponential: for small instances only.
+func Exact(p *act.Problem, o ExactOptions) (*Result, ExactStatus, error) {
+	if err := p.Validate(); err != nil {
+		return nil, Optimal, err
+	}
+	e := &exact{p: p, n: p.L() + 1, need: max(0, p.Peak()-p.MGPU), best: math.Inf(1), maxNodes: o.MaxNodes}
+	if o.Cutoff > 0 {
+		e.best = o.Cutoff
+	}
+	if e.maxNodes == 0 {
+		e.maxNodes = 10_000_000
+	}
+	e.lb = math.Max(p.Compute(), 2*float64(e.need)/p.Beta)
+	if o.LowerBound > e.lb {
+		e.lb = o.LowerBound
+	}
+	e.tailB = make([]float64, e.n+1)
+	for i := 0; i < e.n; i++ {
+		e.tailB[i+1] = e.tailB[i] + p.UB[i]
+	}
+	e.restOps = make([]float64, 2*e.n+1)
+	for k := 2*e.n - 1; k >= 0; k-- {
+		i := k
+		u := 0.0
+		if k < e.n {
+			u = p.UF[i]
+		} else {
+			u = p.UB[2*e.n-1-k]
+		}
+		e.restOps[k] = e.restOps[k+1] + u
+	}
+	s := newSim(p)
+	s.run(true)
+	e.dfs(s)
+	status := Optimal
+	if e.stopped {
+		status = NodeLimit
+	}
+	if e.sol == nil {
+		return &Result{}, status, nil
+	}
+	r, err := e.sol.result()
+	return r, status, err
+}
+
+type exact struct {
+	p              *act.Problem
+	n              int
+	need           int64
+	best, lb       float64
+	tailB          []float64 // tailB[j] = Σ_{i<j} u_{B_i}
+	restOps        []float64 // restOps[k] = time of compute operations k..2n−1
+	sol            *sim
+	nodes          int
+	maxNodes       int
+	stopped, found bool
+}
+
+func (e *exact) bound(s *sim) float64 {
+	lb := s.now + e.restOps[s.k]
+	if s.running {
+		lb = s.opEnd + e.restOps[s.k+1]
+	}
+	var pre float64
+	jmin := -1
+	for j := e.n - 1; j >= 0; j-- {
+		if s.st[j] == away || s.st[j] == offDone || s.st[j] == offloading {
+			pre += s.dur(j)
+			jmin = j
+		}
+	}
+	link := s.now + pre
+	if jmin >= 0 {
+		lb = math.Max(lb, link+e.tailB[jmin+1])
+	}
+	if miss := e.need - s.offBytes; miss > 0 {
+		link += 2 * float64(miss) / e.p.Beta
+	}
+	return math.Max(lb, link)
+}
+
+func (e *exact) leaf(s *sim) {
+	if s.done() && s.now < e.best {
+		e.best, e.sol = s.now, s
+		if e.best <= e.lb*(1+1e-12) {
+			e.found = true
+		}
+	}
+}
+
+func (e *exact) dfs(s *sim) {
+	if e.found || e.stopped || s.dead {
+		return
+	}
+	if s.done() {
+		e.leaf(s)
+		return
+	}
+	e.nodes++
+	if e.nodes > e.maxNodes {
+		e.stopped = true
+		return
+	}
+	if e.bound(s) >= e.best {
+		return
+	}
+	if s.awayPending == 0 && s.offBytes >= e.need {
+		c := s.clone()
+		c.finish()
+		e.leaf(c)
+	}
+	for j := e.n - 1; j >= 0; j-- {
+		if s.st[j] == away || s.st[j] == offDone {
+			c := s.clone()
+			c.push(schedule.ActTransfer{Kind: schedule.Prefetch, Index: j})
+			e.dfs(c)
+		}
+	}
+	for j := 0; j < e.n; j++ {
+		if kb := 2*e.n - 1 - j; s.st[j] != resident || e.p.X[j] == 0 || s.k > kb || (s.k == kb && s.running) {
+			continue
+		}
+		if 2*float64(s.offBytes+e.p.X[j])/e.p.Beta >= e.best {
+			continue
+		}
+		c := s.clone()
+		c.push(schedule.ActTransfer{Kind: schedule.Offload, Index: j})
+		e.dfs(c)
+	}
+}

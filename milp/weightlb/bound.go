@@ -1,0 +1,163 @@
+package weightlb
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	heur "github.com/memsched/memsched/heuristics/offload"
+	"github.com/memsched/memsched/instances/offload"
+	"github.com/memsched/memsched/milp"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify/periodic"
+)
+
+// Certified is a lower bound on the best period of a weight-offloading problem together with
+// what certifies each part of it (SPEC §5). Times are seconds.
+type Certified struct {
+	// Value is the best certified lower bound: the largest of SumU, Forced and the MILP's
+	// believed bound. NaN when the problem has no schedule at all (Infeasible).
+	Value float64
+	// CertifiedBy names the part Value comes from.
+	CertifiedBy string
+	// SumU is Σ_i (u_{F_i} + u_{B_i}): a period with no idle time (certified by its definition).
+	SumU float64
+	// Forced is max_k E_k/β: at operation k at least E_k = Σ_{i≠layer(k)} |w_i| + M_k − M_GPU
+	// bytes of other layers' weights are away from the GPU, and each must be prefetched again
+	// before its own use in the period, on one prefetch channel of bandwidth β.
+	Forced float64
+	// Infeasible says that some operation does not fit in M_GPU even alone: no schedule exists.
+	Infeasible bool
+	// MILP is the guarded solve of the §6 model (nil when not run); MILPBound its believed
+	// bound in seconds (NaN when none).
+	MILP      *milp.Guarded
+	MILPBound float64
+	// Evidence is the verified schedule the MILP's answers were checked against.
+	Evidence     milp.Evidence
+	EvidenceName string
+	// Selection is the offloading choice of the MILP's incumbent (nil without one).
+	Selection heur.Selection
+	Units     milp.Units
+}
+
+// Options configure LowerBound.
+type Options struct {
+	// Solvers are tried in order by milp.SolveGuarded; empty skips the MILP (SumU and Forced
+	// only).
+	Solvers []milp.Solver
+	Params  milp.Params
+}
+
+// TrivialBounds returns Σu and the forced prefetch bound max_k E_k/β, and whether some
+// operation cannot fit in M_GPU with every other layer's weights away.
+func TrivialBounds(p *offload.Problem) (sumU, forced float64, infeasible bool) {
+	var total int64
+	for _, l := range p.Layers {
+		sumU += l.UF + l.UB
+		total += l.W
+	}
+	for i := 1; i <= p.L(); i++ {
+		for _, b := range []bool{false, true} {
+			op := p.OpMemory(i, b)
+			if op > p.MGPU {
+				infeasible = true
+			}
+			if e := total - p.Layer(i).W + op - p.MGPU; e > 0 {
+				forced = math.Max(forced, float64(e)/p.Beta)
+			}
+		}
+	}
+	return sumU, forced, infeasible
+}
+
+// BestSchedule runs the validated heuristics (L2L, Greedy, Greedy*, Greedy+reserve) and
+// returns the shortest period with its name; ok is false when none finds a schedule.
+func BestSchedule(p *offload.Problem) (name string, s *schedule.Periodic, rep periodic.Report, ok bool) {
+	try := func(n string, s1 *schedule.Periodic, r periodic.Report, err error) {
+		if err != nil {
+			return
+		}
+		// Validate again, independently of the heuristic's own check.
+		if r2, err := periodic.Validate(p, s1); err == nil && (!ok || r2.Period < rep.Period) {
+			name, s, rep, ok = n, s1, r2, true
+		}
+	}
+	s1, r, err := heur.L2L(p)
+	try("l2l", s1, r, err)
+	_, s1, r, err = heur.Greedy(p, true)
+	try("greedy", s1, r, err)
+	_, s1, r, err = heur.Greedy(p, false)
+	try("greedy-nodiscount", s1, r, err)
+	_, s1, r, err = heur.GreedyReserve(p, true)
+	try("greedy-reserve", s1, r, err)
+	return name, s, rep, ok
+}
+
+// LowerBound computes the certified lower bound of p: Σu, the forced prefetch bound and, with
+// solvers, the §6 MILP solved by milp.SolveGuarded against the best validated heuristic
+// schedule — so that neither "infeasible" nor a bound above that schedule's period is ever
+// believed. A solve stopped by a limit contributes its proven dual bound. An error means the
+// model could not be built or no solver could run.
+func LowerBound(ctx context.Context, p *offload.Problem, opt Options) (*Certified, error) {
+	c := &Certified{MILPBound: math.NaN(), Evidence: milp.None(), Units: Units(p)}
+	c.SumU, c.Forced, c.Infeasible = TrivialBounds(p)
+	if c.Infeasible {
+		c.Value, c.CertifiedBy = math.NaN(), "an operation exceeds M_GPU with every other weight away: no schedule exists"
+		return c, nil
+	}
+	c.Value, c.CertifiedBy = c.SumU, "Σu (no idle time)"
+	if c.Forced > c.Value {
+		c.Value, c.CertifiedBy = c.Forced, "forced prefetch volume / β"
+	}
+	if name, _, rep, ok := BestSchedule(p); ok {
+		c.EvidenceName = name
+		c.Evidence = milp.Evidence{Value: rep.Period / c.Units.Time,
+			What: fmt.Sprintf("%s schedule with period %.10g s, validated by verify/periodic", name, rep.Period)}
+	}
+	if len(opt.Solvers) == 0 {
+		return c, nil
+	}
+	m, vars, err := Build(p)
+	if err != nil {
+		return nil, err
+	}
+	g, err := milp.SolveGuarded(ctx, opt.Solvers, m, opt.Params, c.Evidence)
+	if err != nil {
+		return nil, err
+	}
+	c.MILP = g
+	if g.Status == milp.Infeasible {
+		// Believed only without evidence: no heuristic found a schedule either.
+		c.Infeasible, c.Value, c.CertifiedBy = true, math.NaN(), fmt.Sprintf("MILP infeasible (%s)", g.Solver)
+		return c, nil
+	}
+	if b := g.Bound; !math.IsNaN(b) && !math.IsInf(b, 0) {
+		c.MILPBound = b * c.Units.Time
+		if c.MILPBound > c.Value {
+			c.Value = c.MILPBound
+			what := "optimum"
+			if g.Status != milp.Optimal {
+				what = "proven dual bound at " + g.Status.String()
+			}
+			c.CertifiedBy = fmt.Sprintf("MILP (002 §6 corrected) %s, %s, relative gap %.2g", what, g.Solver, g.Gap)
+		}
+	}
+	if g.HasSolution {
+		c.Selection = make(heur.Selection, p.L()+1)
+		for i := 1; i <= p.L(); i++ {
+			c.Selection[i][1] = g.Values[vars.D1[i]] > 0.5
+			c.Selection[i][0] = g.Values[vars.D0[i]] > 0.5
+		}
+	}
+	return c, nil
+}
+
+// Guided schedules the selection of the MILP's incumbent with 002 Alg. 2 (cut-point search,
+// validated): the MILP-guided schedule. Where Greedy is far from the bound it tells whether the
+// gap is the heuristic's selection or the bound's weakness.
+func Guided(p *offload.Problem, c *Certified) (*schedule.Periodic, periodic.Report, error) {
+	if c == nil || c.Selection == nil {
+		return nil, periodic.Report{}, fmt.Errorf("weightlb: the MILP has no incumbent to schedule")
+	}
+	return heur.Schedule(p, c.Selection, true)
+}
