@@ -26,6 +26,8 @@ type RematGraphOptions struct {
 	Algo      string
 	Solver    string
 	TimeLimit float64
+	// DefaultChain uses the built-in toy chain when neither file is given (`remat --algo ilp`).
+	DefaultChain bool
 }
 
 // graph loads the graph (--graph, or the graph of --chain) and parses the budget.
@@ -52,6 +54,9 @@ func (o *RematGraphOptions) graph() (*instances.Graph, int64, error) {
 			return nil, 0, &UsageError{err}
 		}
 		return instances.GraphFromChain(c), mem, nil
+	}
+	if o.DefaultChain {
+		return instances.GraphFromChain(instances.DefaultChain()), mem, nil
 	}
 	return nil, 0, usageErrorf("--graph FILE (or --chain FILE) is required")
 }
@@ -145,7 +150,7 @@ func runRematGraph(o *RematGraphOptions, io *IO) error {
 		no := false
 		rep.Feasible = &no
 	}
-	if o.ChainFile != "" {
+	if o.ChainFile != "" || (o.GraphFile == "" && o.DefaultChain) {
 		if err := chainReference(o.ChainFile, budget, rep); err != nil {
 			return err
 		}
@@ -285,9 +290,9 @@ func runRematGraphLP(o *RematGraphOptions, io *IO, s milp.Solver, g *instances.G
 // point through milp.Params, so instead of a warm start the DP's sequence is reported as the best
 // chain schedule whenever the ILP has none or a worse one.
 func chainReference(file string, budget int64, rep *RematGraphReport) error {
-	c, err := instances.LoadChain(file)
+	c, _, err := loadChain(file)
 	if err != nil {
-		return &UsageError{err}
+		return err
 	}
 	same := true
 	for _, st := range c.Stages {
@@ -326,4 +331,25 @@ func printChainReference(w *tabwriter.Writer, rep *RematGraphReport) {
 		fmt.Fprintf(w, "note\tā > a: the graph keeps whole tapes, its bound bounds the graph model only, not the chain\n")
 	}
 	w.Flush()
+}
+
+// newRematAllCmd is `memsched remat`: the chain algorithms of newRematCmd plus --algo ilp and
+// ilp-lp, Checkmate's MILP on the chain's graph (the remat-graph report, with C_MP next to it).
+func newRematAllCmd(io *IO) *cobra.Command {
+	cmd := newRematCmd(io)
+	inner := cmd.RunE
+	var limit float64
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "solver time limit in seconds (--algo ilp, ilp-lp)")
+	cmd.Flags().Lookup("algo").Usage += "|ilp|ilp-lp"
+	cmd.Long += "\n  ilp         Checkmate's MILP on the chain's graph (free-delete variant; ā kept whole), docs/checkmate.md\n  ilp-lp      its certified LP bound and two-phase rounding"
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		algo, _ := c.Flags().GetString("algo")
+		if algo != "ilp" && algo != "ilp-lp" {
+			return inner(c, args)
+		}
+		chain, _ := c.Flags().GetString("chain")
+		mem, _ := c.Flags().GetString("mem")
+		return runRematGraph(&RematGraphOptions{ChainFile: chain, Mem: mem, Algo: algo, TimeLimit: limit, DefaultChain: true}, io)
+	}
+	return cmd
 }

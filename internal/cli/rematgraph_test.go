@@ -108,3 +108,24 @@ func TestRematGraphChainToy(t *testing.T) {
 	require.NotNil(t, rep.BoundBoundsChain)
 	assert.False(t, *rep.BoundBoundsChain)
 }
+
+// TestRematAlgoILP: `remat --algo ilp` on the built-in toy chain is remat-graph on its graph;
+// the other algorithms are untouched.
+func TestRematAlgoILP(t *testing.T) {
+	if av := milp.Available(); !slices.Contains(av, "highs") {
+		t.Skipf("HiGHS not in this build (have %v)", av)
+	}
+	code, out, stderr := run(t, "remat", "--mem", "90MiB", "--algo", "ilp", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep RematGraphReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "optimal", rep.Status)
+	require.NotNil(t, rep.Cost)
+	assert.InDelta(t, 42.78e-3, *rep.Cost, 1e-9)
+	code, out, _ = run(t, "remat", "--mem", "90MiB", "--algo", "ilp-lp", "--time-limit", "30")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "certified: safe LP bound")
+	code, out, _ = run(t, "remat", "--mem", "90MiB")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "persistent")
+}

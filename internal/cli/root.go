@@ -76,7 +76,7 @@ func NewRootCmd(io *IO) *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(io),
 		newInfoCmd(io),
-		newRematCmd(io),
+		newRematAllCmd(io),
 		newSolveCmd(io),
 		newGenCmd(io),
 		newCertifyCmd(io),
