@@ -98,7 +98,7 @@ which strategy, how fast, and how far from the best possible.`,
 	root.AddCommand(
 		newVersionCmd(io),
 		newInfoCmd(io),
-		newRematCmd(io),
+		newRematAllCmd(io),
 		newSolveCmd(io),
 		newGenCmd(io),
 		newCertifyCmd(io),
@@ -107,7 +107,8 @@ which strategy, how fast, and how far from the best possible.`,
 		newOffloadWeightsCmd(io),
 		newOffloadActCmd(io),
 		newBoundCmd(io),
-		newExportCmd(io),
+		newExportAllCmd(io),
+		newRematGraphCmd(io),
 	)
 	return root
 }

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/memsched/memsched/milp"
+	"github.com/memsched/memsched/model/lpfile"
+	"github.com/memsched/memsched/model/mpsfile"
+)
+
+const diamondFile = "../../instances/testdata/graphs/diamond.json"
+
+// TestRematGraphDiamond: the diamond (fixed 1 MiB + the store-all peak 8 MiB) solved at 9 MiB
+// (cost 7.5 ms, no recomputation) and reported infeasible at 8 MiB. Needs a compiled-in MIP
+// backend (the ref referee enumerates at most 2^16 integer points).
+func TestRematGraphDiamond(t *testing.T) {
+	if av := milp.Available(); !slices.Contains(av, "highs") && !slices.Contains(av, "lpsolve") {
+		t.Skipf("no MIP backend in this build (have %v); build with -tags highs", av)
+	}
+	code, out, stderr := run(t, "remat-graph", "--graph", diamondFile, "--mem", "9MiB", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep RematGraphReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "optimal", rep.Status)
+	require.NotNil(t, rep.Cost)
+	assert.InDelta(t, 7.5e-3, *rep.Cost, 1e-12)
+	assert.Equal(t, 4, rep.Computed)
+	assert.LessOrEqual(t, rep.Peak, int64(9<<20))
+
+	code, out, stderr = run(t, "remat-graph", "--graph", diamondFile, "--mem", "8MiB", "--json")
+	require.Equal(t, 0, code, stderr)
+	rep = RematGraphReport{}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "infeasible", rep.Status)
+	require.NotNil(t, rep.Feasible)
+	assert.False(t, *rep.Feasible)
+	assert.Nil(t, rep.Cost)
+}
+
+// TestRematGraphBadInput: each bad flag exits 2 with one line naming it.
+func TestRematGraphBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"remat-graph", "--graph", diamondFile, "--mem", "9MiB", "--algo", "dp"}, `unknown --algo "dp"`},
+		{[]string{"remat-graph", "--graph", diamondFile}, "--mem is required"},
+		{[]string{"remat-graph", "--mem", "1GiB"}, "--graph FILE"},
+		{[]string{"remat-graph", "--graph", diamondFile, "--chain", "x", "--mem", "1GiB"}, "not both"},
+		{[]string{"remat-graph", "--graph", diamondFile, "--mem", "9MiB", "--time-limit", "0"}, "--time-limit"},
+		{[]string{"export", "--problem", "weight-offload-lb", "--graph", diamondFile, "--mem", "1GiB", "-o", "x"}, "--graph needs --problem remat-ilp"},
+	} {
+		code, _, stderr := run(t, c.args...)
+		assert.Equal(t, 2, code, c.args)
+		assert.Contains(t, stderr, c.want)
+		assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, stderr)
+	}
+}
+
+// TestExportRematILP: the exported .lp and .mps read back with the units line as first comment.
+func TestExportRematILP(t *testing.T) {
+	for _, format := range []string{"lp", "mps"} {
+		out := filepath.Join(t.TempDir(), "m."+format)
+		code, _, stderr := run(t, "export", "--problem", "remat-ilp", "--chain", "../../instances/testdata/toy.json", "--mem", "90MiB", "--format", format, "-o", out)
+		require.Equal(t, 0, code, stderr)
+		data, err := os.ReadFile(out)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), "memsched units: memory=")
+		f, err := os.Open(out)
+		require.NoError(t, err)
+		if format == "lp" {
+			m, err := lpfile.Read(f, out)
+			require.NoError(t, err)
+			assert.Equal(t, 506, m.NumVars())
+		} else {
+			m, err := mpsfile.Read(f, out)
+			require.NoError(t, err)
+			assert.Equal(t, 506, m.NumVars())
+		}
+		f.Close()
+	}
+}
+
+// TestRematGraphChainToy: the toy chain's graph at 90 MiB: the ILP's free-delete schedule
+// (42.78 ms) beats C_MP (47.42 ms, 004's model); ā > a somewhere, so the bound is flagged as the
+// graph model's only.
+func TestRematGraphChainToy(t *testing.T) {
+	if av := milp.Available(); !slices.Contains(av, "highs") {
+		t.Skipf("HiGHS not in this build (have %v)", av)
+	}
+	code, out, stderr := run(t, "remat-graph", "--chain", "../../instances/testdata/toy.json", "--mem", "90MiB", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep RematGraphReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.NotNil(t, rep.Cost)
+	require.NotNil(t, rep.DPPersistent)
+	assert.InDelta(t, 42.78e-3, *rep.Cost, 1e-9)
+	assert.InDelta(t, 47.42e-3, *rep.DPPersistent, 1e-9)
+	assert.Equal(t, "ilp (free-delete variant)", rep.BestFrom)
+	require.NotNil(t, rep.BoundBoundsChain)
+	assert.False(t, *rep.BoundBoundsChain)
+}
+
+// TestRematAlgoILP: `remat --algo ilp` on the built-in toy chain is remat-graph on its graph;
+// the other algorithms are untouched.
+func TestRematAlgoILP(t *testing.T) {
+	if av := milp.Available(); !slices.Contains(av, "highs") {
+		t.Skipf("HiGHS not in this build (have %v)", av)
+	}
+	code, out, stderr := run(t, "remat", "--mem", "90MiB", "--algo", "ilp", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep RematGraphReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "optimal", rep.Status)
+	require.NotNil(t, rep.Cost)
+	assert.InDelta(t, 42.78e-3, *rep.Cost, 1e-9)
+	code, out, _ = run(t, "remat", "--mem", "90MiB", "--algo", "ilp-lp", "--time-limit", "30")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "certified: safe LP bound")
+	code, out, _ = run(t, "remat", "--mem", "90MiB")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "persistent")
+}

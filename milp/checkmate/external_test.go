@@ -1,0 +1,121 @@
+//go:build highs
+
+package checkmate_test
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/milp"
+	"github.com/memsched/memsched/milp/checkmate"
+	"github.com/memsched/memsched/model/lpfile"
+	"github.com/memsched/memsched/model/mpsfile"
+	"github.com/memsched/memsched/verify/graphsim"
+)
+
+var (
+	cbcObj    = regexp.MustCompile(`(?:Objective value:|Optimal - objective value)\s+(\S+)`)
+	glpsolObj = regexp.MustCompile(`Objective:\s+\S+ = (\S+)`)
+)
+
+// externalObjective runs cbc or glpsol on a minimisation file and returns the optimal
+// objective it prints (the same invocations as milp/milptest's reader test).
+func externalObjective(t *testing.T, solver, path string) (float64, bool) {
+	var out []byte
+	var err error
+	var re *regexp.Regexp
+	switch solver {
+	case "cbc":
+		out, err = exec.Command("cbc", path, "-solve", "-quit").CombinedOutput()
+		require.NoError(t, err, string(out))
+		re = cbcObj
+	case "glpsol":
+		flag := "--lp"
+		if strings.HasSuffix(path, ".mps") {
+			flag = "--freemps"
+		}
+		report := filepath.Join(t.TempDir(), "out.txt")
+		out, err = exec.Command("glpsol", flag, path, "-o", report).CombinedOutput()
+		require.NoError(t, err, string(out))
+		out, err = os.ReadFile(report)
+		require.NoError(t, err)
+		re = glpsolObj
+	}
+	if !strings.Contains(strings.ToLower(string(out)), "optimal") {
+		return 0, false
+	}
+	m := re.FindSubmatch(out)
+	require.NotNil(t, m, string(out))
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	require.NoError(t, err)
+	return v, true
+}
+
+// TestExternalSolvers: 24 exported models (the hand DAGs at their feasible budgets, random
+// DAGs, a chain's graph) written as .lp and .mps; cbc and glpsol reach HiGHS's optimum on each.
+// Skipped when the binaries are absent (make setup installs coinor-cbc and glpk-utils).
+func TestExternalSolvers(t *testing.T) {
+	var cases []*checkmate.Formulation
+	add := func(g *instances.Graph, b int64) {
+		if g.Len() <= graphsim.MaxExhaustive {
+			if _, _, ok := graphsim.Staged(g, b); !ok {
+				return
+			}
+		}
+		f, err := checkmate.Build(g, b)
+		require.NoError(t, err)
+		cases = append(cases, f)
+	}
+	for _, c := range handOptima {
+		add(c.g(1<<20), c.budget<<20)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	for len(cases) < 22 {
+		g := graphsim.RandomGraph(r, 4+r.IntN(4), 1<<30)
+		add(g, int64(6+r.IntN(8))<<30)
+	}
+	c := instances.Toy()
+	add(instances.GraphFromChain(c), instances.ToyBudget)
+	add(instances.GraphFromChain(c), 100<<20)
+	require.GreaterOrEqual(t, len(cases), 20)
+	s := solver(t)
+	for _, name := range []string{"cbc", "glpsol"} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := exec.LookPath(name); err != nil {
+				t.Skipf("%s is not installed: %v", name, err)
+			}
+			for i, f := range cases {
+				res, err := milp.Solve(context.Background(), s, f.Model, milp.Params{})
+				require.NoError(t, err)
+				require.Equal(t, milp.Optimal, res.Status)
+				for _, format := range []string{"lp", "mps"} {
+					var buf bytes.Buffer
+					if format == "lp" {
+						require.NoError(t, lpfile.Write(&buf, f.Model))
+					} else {
+						require.NoError(t, mpsfile.Write(&buf, f.Model))
+					}
+					path := filepath.Join(t.TempDir(), "m."+format)
+					require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+					got, ok := externalObjective(t, name, path)
+					require.True(t, ok, "case %d %s: %s found no optimum", i, format, name)
+					assert.InDelta(t, res.Objective, got, 1e-6*math.Max(1, math.Abs(res.Objective)), "case %d %s", i, format)
+				}
+			}
+			t.Logf("%s solved %d models as .lp and .mps", name, len(cases))
+		})
+	}
+}
