@@ -37,6 +37,9 @@ var RematStrategies = []string{"persistent", "floating", "revolve", "sequential"
 func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	c, budget := in.Chain, in.Budget
 	lr := LeverReport{Lever: "remat", Measure: "makespan"}
+	if n := weightsNote(c); n != "" {
+		lr.Notes = append(lr.Notes, n)
+	}
 	slots := dp.Options{Slots: in.Slots}
 	nslots := in.Slots
 	if nslots == 0 {
