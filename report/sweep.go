@@ -448,13 +448,17 @@ func (s *sweeper) weights(ctx context.Context) {
 // acts sweeps the activation-offloading lever: the strategies and bounds per budget.
 func (s *sweeper) acts(ctx context.Context) {
 	in := s.o.Input
+	if n := in.Chain.Len() + 1; n > ActSweepDPStages {
+		s.note("act-offload: DYNPROG and the interruptible bound are not swept on %d operations (more than %d: seconds per budget); run certify at one budget for them", n, ActSweepDPStages)
+	}
 	for _, b := range s.o.Budgets {
 		s.spawn(ctx, func() error {
 			p, err := act.FromChain(in.Chain, b, in.Bandwidth)
 			if err != nil {
 				return err
 			}
-			bounds, err := ActBounds(p)
+			withDP := p.L()+1 <= ActSweepDPStages
+			bounds, err := ActBounds(p, withDP)
 			if err != nil {
 				return err
 			}
@@ -464,6 +468,9 @@ func (s *sweeper) acts(ctx context.Context) {
 			}
 			pt := Point{Lever: "act-offload", Budget: b}
 			for _, name := range ActStrategies {
+				if name == "dynprog" && !withDP {
+					continue
+				}
 				r, note, err := ActStrategy(p, name, lb)
 				if err != nil {
 					return fmt.Errorf("%s at %d B: %w", name, b, err)
