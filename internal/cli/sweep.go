@@ -209,7 +209,7 @@ func runSweep(ctx context.Context, opts *SweepOptions, io *IO) error {
 		if err := writeJSONFile(filepath.Join(opts.OutDir, "sweep.json"), partial); err != nil {
 			return err
 		}
-		fmt.Fprintf(io.ErrOut, "memsched: sweep interrupted: %d of %d points written to %s\n", len(done), len(so.Budgets)*max(1, len(so.Levers)), csvPath)
+		fmt.Fprintf(io.ErrOut, "memsched: sweep interrupted: %d completed points (one per lever and budget, %d budgets asked) written to %s\n", len(done), len(so.Budgets), csvPath)
 		return errInterrupted
 	}
 	jsonPath := filepath.Join(opts.OutDir, "sweep.json")
