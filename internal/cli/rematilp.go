@@ -50,11 +50,13 @@ type RematILPReport struct {
 	ILPMakespan  *float64 `json:"ilp_makespan,omitempty"`
 	LPValue      *float64 `json:"lp_value,omitempty"`
 	DPPersistent *float64 `json:"dp_persistent,omitempty"`
-	Rows         int      `json:"rows"`
-	Cols         int      `json:"cols"`
-	Nonzeros     int      `json:"nonzeros"`
-	Seconds      float64  `json:"seconds"`
-	Solver       string   `json:"solver"`
+	// WarmStart says what the MILP solve started from (ilp): C_MP's sequence when it fits.
+	WarmStart string  `json:"warm_start,omitempty"`
+	Rows      int     `json:"rows"`
+	Cols      int     `json:"cols"`
+	Nonzeros  int     `json:"nonzeros"`
+	Seconds   float64 `json:"seconds"`
+	Solver    string  `json:"solver"`
 }
 
 func runRematILP(o *RematILPOptions, io *IO) error {
@@ -105,9 +107,20 @@ func runRematILP(o *RematILPOptions, io *IO) error {
 		rep.Bound = finite(lp.Bound * f.Units.Time)
 		rep.LPValue = finite(lp.SolverValue * f.Units.Time)
 	} else {
-		sol, ff, err := checkmate.SolveChainExact(ctx, s, c, budget, p)
+		var start schedule.Sequence
+		if cmp.Feasible {
+			start = cmp.Sequence
+		}
+		sol, ff, err := checkmate.SolveChainExact(ctx, s, c, budget, p, start)
 		if err != nil {
 			return err
+		}
+		rep.WarmStart = "none (C_MP infeasible)"
+		switch {
+		case start != nil && sol.StartNote != "":
+			rep.WarmStart = "C_MP's sequence, not passed: " + sol.StartNote
+		case start != nil:
+			rep.WarmStart = "C_MP's sequence"
 		}
 		f = ff
 		rep.Status, rep.Seconds, rep.Solver = sol.Status.String(), sol.Result.Wall.Seconds(), sol.Result.Solver
@@ -116,7 +129,7 @@ func runRematILP(o *RematILPOptions, io *IO) error {
 			no := false
 			rep.Feasible = &no
 		}
-		if sol.Sequence != nil {
+		if sol.Sequence != nil && !sol.FromStart {
 			rep.ILPMakespan = finite(sol.Makespan)
 			rep.Sequence, rep.SequenceFrom = sol.Sequence, "ilp"
 		}
@@ -161,6 +174,9 @@ func printRematILP(io *IO, rep *RematILPReport) error {
 		fmt.Fprintf(w, "bound\t%s (%.9g s, the solver's proven bound)\n", instances.FormatDuration(*rep.Bound), *rep.Bound)
 	default:
 		fmt.Fprintf(w, "bound\tnone\n")
+	}
+	if rep.WarmStart != "" {
+		fmt.Fprintf(w, "warm start\t%s\n", rep.WarmStart)
 	}
 	if rep.ILPMakespan != nil {
 		fmt.Fprintf(w, "ILP incumbent\t%s (replayed)\n", instances.FormatDuration(*rep.ILPMakespan))

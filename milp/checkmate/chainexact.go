@@ -7,6 +7,7 @@ import (
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/model"
 	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify"
 )
 
 // ChainFormulation is the chain-exact model (BuildChain) with handles to its variables. Slices
@@ -210,4 +211,90 @@ func (f *ChainFormulation) Sequence(x []float64) schedule.Sequence {
 		seq = append(seq, schedule.Op{Kind: schedule.B, Stage: l})
 	}
 	return seq
+}
+
+// Point converts a sequence of 004's model into a point of the model (model units), e.g. to
+// warm-start a solve from a dynamic program's sequence. It returns an error when seq is not
+// valid, exceeds the budget, or lies outside the model: a forward that is not after the
+// phase's previous one in index order (or repeats it), F_all over a stored plain a^k, a Del, or
+// an F_ck/F_∅ the model has no variable for. The point satisfies every row (checked) and its
+// objective is seq's makespan.
+func (f *ChainFormulation) Point(seq schedule.Sequence) ([]float64, error) {
+	c := f.Chain
+	n := c.Len()
+	if _, err := f.replay(seq); err != nil {
+		return nil, err
+	}
+	x := make([]float64, f.Model.NumVars())
+	set := func(v model.Var, what string, l, k int) error {
+		if v == noVar {
+			return fmt.Errorf("checkmate: %s^%d in phase %d has no variable in the chain-exact model", what, k, l)
+		}
+		x[v] = 1
+		return nil
+	}
+	st := verify.InitialState(c)
+	i := 0
+	for l := n; l >= 1; l-- {
+		for j := 1; j <= n; j++ {
+			switch a := st.Acts[j]; {
+			case a == verify.None:
+			case j > l:
+				return nil, fmt.Errorf("checkmate: stage %d stored in phase %d", j, l)
+			case a == verify.Plain:
+				if err := set(f.P[l][j], "P", l, j); err != nil {
+					return nil, err
+				}
+			default:
+				if err := set(f.Q[l][j], "Q", l, j); err != nil {
+					return nil, err
+				}
+			}
+		}
+		last := 0
+		for k := 1; k <= l; k++ {
+			x[f.U[l][k]] = f.Units.Mem(st.Memory(c))
+			if i >= len(seq) || seq[i].Kind == schedule.B || seq[i].Stage != k {
+				if i < len(seq) && seq[i].Kind != schedule.B && seq[i].Stage <= last {
+					return nil, fmt.Errorf("checkmate: operation %d (%v) is not in index order within phase %d", i, seq[i], l)
+				}
+				continue
+			}
+			op := seq[i]
+			var err error
+			switch op.Kind {
+			case schedule.Fck:
+				err = set(f.Fck[l][k], "F_ck", l, k)
+			case schedule.Fn:
+				err = set(f.Fn[l][k], "F_∅", l, k)
+			case schedule.Fall:
+				if st.Acts[k] == verify.Plain {
+					err = fmt.Errorf("checkmate: operation %d (%v) replaces a stored a^%d, which the chain-exact model leaves out", i, op, k)
+				} else {
+					err = set(f.Fall[l][k], "F_all", l, k)
+				}
+			default:
+				err = fmt.Errorf("checkmate: operation %d (%v) is outside the chain-exact model", i, op)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if _, _, err := st.Apply(c, op); err != nil {
+				panic("checkmate: a replayed sequence failed: " + err.Error())
+			}
+			last = k
+			i++
+		}
+		if i >= len(seq) || seq[i] != (schedule.Op{Kind: schedule.B, Stage: l}) {
+			return nil, fmt.Errorf("checkmate: phase %d does not end with B^%d in index order (operation %d)", l, l, i)
+		}
+		if _, _, err := st.Apply(c, seq[i]); err != nil {
+			panic("checkmate: a replayed sequence failed: " + err.Error())
+		}
+		i++
+	}
+	if err := f.Model.Check(x).Err(milp.FeasTol); err != nil {
+		return nil, fmt.Errorf("checkmate: the point of a valid sequence breaks the model: %w", err)
+	}
+	return x, nil
 }

@@ -79,7 +79,7 @@ func TestChainExactEqualsOracle(t *testing.T) {
 		for _, b := range budgets {
 			_, want, ok, err := oracle.Remat(c, b, verify.RematOptions{})
 			require.NoError(t, err)
-			sol, f, err := checkmate.SolveChainExact(context.Background(), s, c, b, milp.Params{})
+			sol, f, err := checkmate.SolveChainExact(context.Background(), s, c, b, milp.Params{}, nil)
 			require.NoError(t, err, "chain %d budget %d", it, b)
 			solves++
 			if !ok {
@@ -108,7 +108,7 @@ func TestChainExactEqualsOracle(t *testing.T) {
 func TestChainExactToy(t *testing.T) {
 	s := solver(t)
 	c := instances.Toy()
-	sol, f, err := checkmate.SolveChainExact(context.Background(), s, c, instances.ToyBudget, milp.Params{})
+	sol, f, err := checkmate.SolveChainExact(context.Background(), s, c, instances.ToyBudget, milp.Params{}, nil)
 	require.NoError(t, err)
 	require.Equal(t, milp.Optimal, sol.Status)
 	t.Logf("toy 90 MiB: %.4f ms, peak %.2f MiB, %v; %d rows, %d columns", sol.Makespan*1e3, float64(sol.Peak)/(1<<20), sol.Sequence, f.Model.NumRows(), f.Model.NumVars())

@@ -28,16 +28,43 @@ type ChainExactSolution struct {
 	Gap float64
 	// Result is the raw solver result (model units).
 	Result *milp.Result
+	// StartMakespan is the start sequence's replayed makespan (NaN without one); StartNote says
+	// why a start sequence was not passed to the solver ("" when it was or none was given).
+	// FromStart says that Sequence is the start sequence itself: the solver ended with no
+	// incumbent or a worse one (a backend that ignores start points, or a time limit hit
+	// before it read it back).
+	StartMakespan float64
+	StartNote     string
+	FromStart     bool
 }
 
 // SolveChainExact builds the chain-exact MILP of c under budget bytes (BuildChain), solves it
 // with s through milp.Solve (which re-checks the point) and replays the incumbent's sequence
 // with verify.Remat. An incumbent that does not replay, exceeds the budget or whose makespan
 // differs from the objective is an error, never a result.
-func SolveChainExact(ctx context.Context, s milp.Solver, c *instances.Chain, budget int64, p milp.Params) (*ChainExactSolution, *ChainFormulation, error) {
+//
+// start, when not nil, is a valid sequence (e.g. rotor's C_MP, dp.SolvePersistent) converted
+// by Point into the start point p.Start: the returned sequence is then never worse than start
+// — when the solver ends with no incumbent or a worse one, start itself is returned
+// (FromStart), with the solver's status and bound, so a time-limited solve reports a verified
+// sequence and an honest gap. A start outside the model is not passed (StartNote says why).
+func SolveChainExact(ctx context.Context, s milp.Solver, c *instances.Chain, budget int64, p milp.Params, start schedule.Sequence) (*ChainExactSolution, *ChainFormulation, error) {
 	f, err := BuildChain(c, budget)
 	if err != nil {
 		return nil, nil, err
+	}
+	startMk, note := math.NaN(), ""
+	if start != nil {
+		rep, err := f.replay(start)
+		if err != nil {
+			return nil, f, fmt.Errorf("checkmate: start sequence: %w", err)
+		}
+		startMk = rep.Makespan
+		if x, err := f.Point(start); err != nil {
+			note = err.Error()
+		} else {
+			p.Start = x
+		}
 	}
 	res, err := milp.Solve(ctx, s, f.Model, p)
 	if err != nil {
@@ -55,26 +82,51 @@ func SolveChainExact(ctx context.Context, s milp.Solver, c *instances.Chain, bud
 			}
 		}
 	}
-	sol := &ChainExactSolution{Status: res.Status, Makespan: math.Inf(1), Bound: math.Inf(-1), Gap: math.Inf(1), Result: res}
+	sol := &ChainExactSolution{Status: res.Status, Makespan: math.Inf(1), Bound: math.Inf(-1), Gap: math.Inf(1), Result: res,
+		StartMakespan: startMk, StartNote: note}
 	if !math.IsNaN(res.Bound) && !math.IsInf(res.Bound, 0) {
 		sol.Bound = res.Bound * f.Units.Time
 	}
 	if res.Status == milp.Infeasible {
+		if start != nil {
+			return nil, f, fmt.Errorf("checkmate: %s claims infeasible while the start sequence (%g s) replays within the budget", res.Solver, startMk)
+		}
 		sol.Bound = math.Inf(1)
 	}
-	if !res.HasSolution {
-		return sol, f, nil
+	if res.HasSolution {
+		seq := f.Sequence(res.Values)
+		rep, err := f.replay(seq)
+		switch {
+		case err != nil && start != nil:
+			// Beyond the budget within the solver's tolerance even with the safer settings:
+			// not a result; the start sequence stands in for it below.
+			sol.StartNote = fmt.Sprintf("%s's incumbent dropped: %v", res.Solver, err)
+		case err != nil:
+			return nil, f, fmt.Errorf("checkmate: %s's incumbent: %w", res.Solver, err)
+		default:
+			if d := math.Abs(rep.Makespan - res.Objective*f.Units.Time); d > milp.ObjTol*f.Units.Time*math.Max(1, math.Abs(res.Objective)) {
+				return nil, f, fmt.Errorf("checkmate: replayed makespan %g s differs from the objective %g s", rep.Makespan, res.Objective*f.Units.Time)
+			}
+			sol.Sequence, sol.Makespan, sol.Peak = seq, rep.Makespan, rep.Peak
+		}
 	}
-	seq := f.Sequence(res.Values)
-	rep, err := f.replay(seq)
-	if err != nil {
-		return nil, f, fmt.Errorf("checkmate: %s's incumbent: %w", res.Solver, err)
+	if start != nil && startMk < sol.Makespan*(1-1e-12) {
+		if res.Status == milp.Optimal && sol.Sequence != nil {
+			return nil, f, fmt.Errorf("checkmate: %s claims optimal at %g s above the start sequence's %g s", res.Solver, sol.Makespan, startMk)
+		}
+		rep, _ := f.replay(start)
+		sol.Sequence, sol.Makespan, sol.Peak, sol.FromStart = start, rep.Makespan, rep.Peak, true
+		if sol.Status == milp.Optimal {
+			// The solver's optimum was dropped above: what is returned is not proven optimal.
+			sol.Status = milp.SolverError
+		}
 	}
-	if d := math.Abs(rep.Makespan - res.Objective*f.Units.Time); d > milp.ObjTol*f.Units.Time*math.Max(1, math.Abs(res.Objective)) {
-		return nil, f, fmt.Errorf("checkmate: replayed makespan %g s differs from the objective %g s", rep.Makespan, res.Objective*f.Units.Time)
+	if sol.Sequence != nil && sol.Bound > sol.Makespan*(1+1e-9) {
+		return nil, f, fmt.Errorf("checkmate: %s's bound %g s is above a verified sequence of %g s", res.Solver, sol.Bound, sol.Makespan)
 	}
-	sol.Sequence, sol.Makespan, sol.Peak = seq, rep.Makespan, rep.Peak
-	sol.Gap = milp.RelGap(sol.Makespan, sol.Bound, true)
+	if sol.Sequence != nil {
+		sol.Gap = milp.RelGap(sol.Makespan, sol.Bound, true)
+	}
 	return sol, f, nil
 }
 
