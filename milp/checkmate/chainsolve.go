@@ -38,6 +38,9 @@ type ChainExactSolution struct {
 	FromStart     bool
 }
 
+// DefaultChainGap is SolveChainExact's relative MIP gap when the caller gives none.
+const DefaultChainGap = 1e-9
+
 // SolveChainExact builds the chain-exact MILP of c under budget bytes (BuildChain), solves it
 // with s through milp.Solve (which re-checks the point) and replays the incumbent's sequence
 // with verify.Remat. An incumbent that does not replay, exceeds the budget or whose makespan
@@ -48,10 +51,16 @@ type ChainExactSolution struct {
 // — when the solver ends with no incumbent or a worse one, start itself is returned
 // (FromStart), with the solver's status and bound, so a time-limited solve reports a verified
 // sequence and an honest gap. A start outside the model is not passed (StartNote says why).
+//
+// p.RelGap = 0 means DefaultChainGap here, not the solver's default (HiGHS stops at 0.01 %):
+// "optimal" is meant as the chain's optimum, to compare with the exhaustive oracle and C_FL.
 func SolveChainExact(ctx context.Context, s milp.Solver, c *instances.Chain, budget int64, p milp.Params, start schedule.Sequence) (*ChainExactSolution, *ChainFormulation, error) {
 	f, err := BuildChain(c, budget)
 	if err != nil {
 		return nil, nil, err
+	}
+	if p.RelGap == 0 {
+		p.RelGap = DefaultChainGap
 	}
 	startMk, note := math.NaN(), ""
 	if start != nil {
