@@ -25,6 +25,9 @@ func Solve(ctx context.Context, s Solver, m *model.Model, p Params) (*Result, er
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
+	if p.Start != nil && len(p.Start) != m.NumVars() {
+		return nil, fmt.Errorf("milp: start point has %d values for %d columns", len(p.Start), m.NumVars())
+	}
 	res, err := s.Solve(ctx, m, p)
 	if err != nil {
 		return nil, err

@@ -84,6 +84,11 @@ type Params struct {
 	FeasTol float64
 	// NoPresolve turns the solver's presolve off (safer, slower).
 	NoPresolve bool
+	// Start is a start point, one value per column in column order (nil: none). A backend
+	// that can takes it as its first incumbent when it is feasible (HiGHS: Highs_setSolution;
+	// a MIP solve then never ends without a solution at least as good); one that cannot
+	// ignores it and says so in Log. It is a hint only: nothing is believed because of it.
+	Start []float64
 	// Log receives the solver's log; nil silences it.
 	Log io.Writer
 }

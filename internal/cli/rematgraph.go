@@ -13,6 +13,7 @@ import (
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/checkmate"
+	"github.com/memsched/memsched/model"
 	"github.com/memsched/memsched/model/lpfile"
 	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/schedule"
@@ -189,15 +190,20 @@ func newExportAllCmd(io *IO) *cobra.Command {
 	cmd := newExportCmd(io)
 	inner := cmd.RunE
 	var graphFile string
+	var graphModel bool
 	cmd.Use = "export --problem weight-offload-lb|remat-ilp --chain FILE|--graph FILE --mem SIZE --format lp|mps -o FILE"
-	cmd.Long += "\nWith --problem remat-ilp it writes Checkmate's MILP (docs/checkmate.md) for --graph or the graph of --chain; the first comment line gives its units (memsched units: memory=<bytes> time=<seconds>)."
+	cmd.Long += "\nWith --problem remat-ilp it writes Checkmate's MILP (docs/checkmate.md): for --graph the graph model, for --chain the chain-exact model (004's operations; --graph-model: the graph model of the chain instead); the first comment line gives its units (memsched units: memory=<bytes> time=<seconds>)."
 	cmd.Flags().StringVar(&graphFile, "graph", "", "graph file (memsched.graph/v1), --problem remat-ilp only")
+	cmd.Flags().BoolVar(&graphModel, "graph-model", false, "--problem remat-ilp --chain: Checkmate's graph model of the chain instead of the chain-exact one")
 	cmd.Flags().Lookup("problem").Usage = "weight-offload-lb|remat-ilp"
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		problem, _ := c.Flags().GetString("problem")
 		if problem != "remat-ilp" {
 			if graphFile != "" {
 				return usageErrorf("export: --graph needs --problem remat-ilp")
+			}
+			if graphModel {
+				return usageErrorf("export: --graph-model needs --problem remat-ilp")
 			}
 			return inner(c, args)
 		}
@@ -211,23 +217,51 @@ func newExportAllCmd(io *IO) *cobra.Command {
 		if out == "" {
 			return usageErrorf("export: -o FILE is required")
 		}
-		o := &RematGraphOptions{GraphFile: graphFile, ChainFile: chain, Mem: mem}
-		g, budget, err := o.graph()
-		if err != nil {
-			return err
+		if graphModel && chain == "" {
+			return usageErrorf("export: --graph-model needs --chain")
 		}
-		f, err := checkmate.Build(g, budget)
-		if err != nil {
-			return &UsageError{err}
+		o := &RematGraphOptions{GraphFile: graphFile, ChainFile: chain, Mem: mem}
+		var m *model.Model
+		var units milp.Units
+		if chain != "" && !graphModel {
+			if graphFile != "" {
+				return usageErrorf("give --graph or --chain, not both")
+			}
+			if mem == "" {
+				return usageErrorf("--mem is required")
+			}
+			budget, err := instances.ParseSize(mem)
+			if err != nil {
+				return &UsageError{fmt.Errorf("--mem: %w", err)}
+			}
+			c, err := instances.LoadChain(chain)
+			if err != nil {
+				return &UsageError{err}
+			}
+			f, err := checkmate.BuildChain(c, budget)
+			if err != nil {
+				return &UsageError{err}
+			}
+			m, units = f.Model, f.Units
+		} else {
+			g, budget, err := o.graph()
+			if err != nil {
+				return err
+			}
+			f, err := checkmate.Build(g, budget)
+			if err != nil {
+				return &UsageError{err}
+			}
+			m, units = f.Model, f.Units
 		}
 		file, err := os.Create(out)
 		if err != nil {
 			return &UsageError{err}
 		}
 		if format == "lp" {
-			err = lpfile.Write(file, f.Model)
+			err = lpfile.Write(file, m)
 		} else {
-			err = mpsfile.Write(file, f.Model)
+			err = mpsfile.Write(file, m)
 		}
 		if cerr := file.Close(); err == nil {
 			err = cerr
@@ -235,8 +269,7 @@ func newExportAllCmd(io *IO) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		m := f.Model
-		fmt.Fprintf(io.ErrOut, "memsched: wrote %s (%d variables, %d rows, %d nonzeros; %s)\n", out, m.NumVars(), m.NumRows(), m.NumNonzeros(), f.Units.Comment())
+		fmt.Fprintf(io.ErrOut, "memsched: wrote %s (%d variables, %d rows, %d nonzeros; %s)\n", out, m.NumVars(), m.NumRows(), m.NumNonzeros(), units.Comment())
 		return nil
 	}
 	return cmd
@@ -334,14 +367,17 @@ func printChainReference(w *tabwriter.Writer, rep *RematGraphReport) {
 }
 
 // newRematAllCmd is `memsched remat`: the chain algorithms of newRematCmd plus --algo ilp and
-// ilp-lp, Checkmate's MILP on the chain's graph (the remat-graph report, with C_MP next to it).
+// ilp-lp, the chain-exact MILP (checkmate.BuildChain; Checkmate's graph model of the chain stays
+// reachable as `remat-graph --chain`).
 func newRematAllCmd(io *IO) *cobra.Command {
 	cmd := newRematCmd(io)
 	inner := cmd.RunE
 	var limit float64
+	var solver string
 	cmd.Flags().Float64Var(&limit, "time-limit", 60, "solver time limit in seconds (--algo ilp, ilp-lp)")
+	cmd.Flags().StringVar(&solver, "solver", "", "MILP backend for --algo ilp, ilp-lp: highs|lpsolve|ref (default: the best compiled in)")
 	cmd.Flags().Lookup("algo").Usage += "|ilp|ilp-lp"
-	cmd.Long += "\n  ilp         Checkmate's MILP on the chain's graph (free-delete variant; ā kept whole), docs/checkmate.md\n  ilp-lp      its certified LP bound and two-phase rounding"
+	cmd.Long += "\n  ilp         the chain-exact MILP (Checkmate's staged model on 004's operations; its optimum is\n              the exhaustive oracle's), C_MP's sequence next to it, docs/checkmate.md\n  ilp-lp      its certified LP bound, with C_MP's sequence as the schedule\nCheckmate's plain graph model of the chain (free-delete variant): memsched remat-graph --chain FILE."
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		algo, _ := c.Flags().GetString("algo")
 		if algo != "ilp" && algo != "ilp-lp" {
@@ -349,7 +385,7 @@ func newRematAllCmd(io *IO) *cobra.Command {
 		}
 		chain, _ := c.Flags().GetString("chain")
 		mem, _ := c.Flags().GetString("mem")
-		return runRematGraph(&RematGraphOptions{ChainFile: chain, Mem: mem, Algo: algo, TimeLimit: limit, DefaultChain: true}, io)
+		return runRematILP(&RematILPOptions{ChainFile: chain, Mem: mem, Algo: algo, Solver: solver, TimeLimit: limit}, io)
 	}
 	return cmd
 }

@@ -65,28 +65,43 @@ func TestRematGraphBadInput(t *testing.T) {
 	}
 }
 
-// TestExportRematILP: the exported .lp and .mps read back with the units line as first comment.
+// TestExportRematILP: the exported .lp and .mps read back with the units line as first comment:
+// for --chain the chain-exact model (128 columns on the toy chain), with --graph-model the graph
+// model of the chain (506 columns).
 func TestExportRematILP(t *testing.T) {
-	for _, format := range []string{"lp", "mps"} {
-		out := filepath.Join(t.TempDir(), "m."+format)
-		code, _, stderr := run(t, "export", "--problem", "remat-ilp", "--chain", "../../instances/testdata/toy.json", "--mem", "90MiB", "--format", format, "-o", out)
+	for _, c := range []struct {
+		format string
+		extra  []string
+		cols   int
+	}{
+		{"lp", nil, 128},
+		{"mps", nil, 128},
+		{"lp", []string{"--graph-model"}, 506},
+		{"mps", []string{"--graph-model"}, 506},
+	} {
+		out := filepath.Join(t.TempDir(), "m."+c.format)
+		args := append([]string{"export", "--problem", "remat-ilp", "--chain", "../../instances/testdata/toy.json", "--mem", "90MiB", "--format", c.format, "-o", out}, c.extra...)
+		code, _, stderr := run(t, args...)
 		require.Equal(t, 0, code, stderr)
 		data, err := os.ReadFile(out)
 		require.NoError(t, err)
 		assert.Contains(t, string(data), "memsched units: memory=")
 		f, err := os.Open(out)
 		require.NoError(t, err)
-		if format == "lp" {
+		if c.format == "lp" {
 			m, err := lpfile.Read(f, out)
 			require.NoError(t, err)
-			assert.Equal(t, 506, m.NumVars())
+			assert.Equal(t, c.cols, m.NumVars(), args)
 		} else {
 			m, err := mpsfile.Read(f, out)
 			require.NoError(t, err)
-			assert.Equal(t, 506, m.NumVars())
+			assert.Equal(t, c.cols, m.NumVars(), args)
 		}
 		f.Close()
 	}
+	code, _, stderr := run(t, "export", "--problem", "weight-offload-lb", "--chain", "../../instances/testdata/toy.json", "--graph-model", "--mem", "1GiB", "-o", "x")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--graph-model needs --problem remat-ilp")
 }
 
 // TestRematGraphChainToy: the toy chain's graph at 90 MiB: the ILP's free-delete schedule
@@ -109,22 +124,41 @@ func TestRematGraphChainToy(t *testing.T) {
 	assert.False(t, *rep.BoundBoundsChain)
 }
 
-// TestRematAlgoILP: `remat --algo ilp` on the built-in toy chain is remat-graph on its graph;
-// the other algorithms are untouched.
+// TestRematAlgoILP: `remat --algo ilp` on the built-in toy chain is the chain-exact MILP: 004's
+// 47.42 ms at 90 MiB, proven optimal and replayed; ilp-lp gives the certified LP bound below it
+// with C_MP's sequence; an infeasible budget is a result; the other algorithms are untouched.
 func TestRematAlgoILP(t *testing.T) {
 	if av := milp.Available(); !slices.Contains(av, "highs") {
 		t.Skipf("HiGHS not in this build (have %v)", av)
 	}
 	code, out, stderr := run(t, "remat", "--mem", "90MiB", "--algo", "ilp", "--json")
 	require.Equal(t, 0, code, stderr)
-	var rep RematGraphReport
+	var rep RematILPReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.Equal(t, "optimal", rep.Status)
-	require.NotNil(t, rep.Cost)
-	assert.InDelta(t, 42.78e-3, *rep.Cost, 1e-9)
-	code, out, _ = run(t, "remat", "--mem", "90MiB", "--algo", "ilp-lp", "--time-limit", "30")
+	require.NotNil(t, rep.Makespan)
+	assert.InDelta(t, 47.42e-3, *rep.Makespan, 1e-9)
+	assert.Equal(t, "ilp", rep.SequenceFrom)
+	assert.True(t, rep.Verified)
+	require.NotNil(t, rep.Bound)
+	assert.InDelta(t, 47.42e-3, *rep.Bound, 1e-9)
+
+	code, out, _ = run(t, "remat", "--mem", "90MiB", "--algo", "ilp-lp", "--json")
 	require.Equal(t, 0, code)
-	assert.Contains(t, out, "certified: safe LP bound")
+	rep = RematILPReport{}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.NotNil(t, rep.Bound)
+	assert.Less(t, *rep.Bound, 47.42e-3)
+	assert.Equal(t, "dp-persistent", rep.SequenceFrom)
+
+	code, out, _ = run(t, "remat", "--mem", "10MiB", "--algo", "ilp", "--json")
+	require.Equal(t, 0, code)
+	rep = RematILPReport{}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "infeasible", rep.Status)
+	require.NotNil(t, rep.Feasible)
+	assert.False(t, *rep.Feasible)
+
 	code, out, _ = run(t, "remat", "--mem", "90MiB")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "persistent")

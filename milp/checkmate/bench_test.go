@@ -12,11 +12,16 @@ import (
 // benchChainGraph is the graph of a random chain of the given number of stages (loss included),
 // sizes up to 64 MiB, times up to 10 ms, ā = a, and a budget of 60% of the sum of all sizes.
 func benchChainGraph(stages int) (*instances.Graph, int64) {
+	g := instances.GraphFromChain(benchChain(stages))
+	return g, budgetOf(g)
+}
+
+// benchChain is the chain of benchChainGraph.
+func benchChain(stages int) *instances.Chain {
 	r := rand.New(rand.NewPCG(uint64(stages), 11))
 	c := instances.Random(r, instances.RandomParams{Stages: stages, MaxSize: 64 << 20, MaxTime: 10e-3, Integer: false, WithOverheads: true})
 	c.Stages[c.Len()-1].Delta = 0
-	g := instances.GraphFromChain(c)
-	return g, budgetOf(g)
+	return c
 }
 
 func budgetOf(g *instances.Graph) int64 {
@@ -65,6 +70,27 @@ func BenchmarkBuild(b *testing.B) {
 			for b.Loop() {
 				var err error
 				if f, err = checkmate.Build(g, budget); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(f.Model.NumRows()), "rows")
+			b.ReportMetric(float64(f.Model.NumVars()), "cols")
+			b.ReportMetric(float64(f.Model.NumNonzeros()), "nnz")
+		})
+	}
+}
+
+// BenchmarkChainExactBuild: the chain-exact model (BuildChain) of benchChainGraph's chains under
+// the same budgets: building time and size.
+func BenchmarkChainExactBuild(b *testing.B) {
+	for _, stages := range []int{20, 50, 100} {
+		c := benchChain(stages)
+		_, budget := benchChainGraph(stages)
+		b.Run(fmt.Sprint("chain", stages), func(b *testing.B) {
+			var f *checkmate.ChainFormulation
+			for b.Loop() {
+				var err error
+				if f, err = checkmate.BuildChain(c, budget); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -234,6 +234,16 @@ func (h *handle) solution(n, r int) (col, colDual, rowDual []float64, err error)
 	return col[:n], colDual[:n], rowDual[:r], nil
 }
 
+// setSolution passes a start point (column values only) to HiGHS (Highs_setSolution, HiGHS ≥
+// 1.7): for a MIP it becomes the first incumbent when it is feasible. lanl/highs has no call
+// for it.
+func (h *handle) setSolution(col []float64) error {
+	if len(col) == 0 {
+		return nil
+	}
+	return call("setting the start point", C.Highs_setSolution(h.p, (*C.double)(&col[0]), nil, nil, nil))
+}
+
 // lp is a model as HiGHS holds it, row-wise.
 type lp struct {
 	maximize           bool

@@ -51,6 +51,9 @@ func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*mil
 	if err := pass(h, m); err != nil {
 		return nil, err
 	}
+	if err := h.setSolution(p.Start); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	failed, err := h.run(ctx)
 	if err != nil {

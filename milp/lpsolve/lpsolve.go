@@ -39,6 +39,10 @@ func (*Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*milp.
 		res.Status = milp.Interrupted
 		return res, nil
 	}
+	if p.Start != nil && p.Log != nil {
+		// golp exposes no start point (lp_solve's guess_basis is an LP basis, not an incumbent).
+		fmt.Fprintln(p.Log, "lpsolve: the start point is ignored (not supported through golp)")
+	}
 	n := m.NumVars()
 	lp := golp.NewLP(0, n)
 	lp.SetVerboseLevel(golp.NEUTRAL)

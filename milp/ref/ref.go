@@ -43,6 +43,10 @@ func (Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*milp.R
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
+	if p.Start != nil && p.Log != nil {
+		// Enumeration visits every integer point anyway: a start point would change nothing.
+		fmt.Fprintln(p.Log, "ref: the start point is ignored (the enumeration is exhaustive)")
+	}
 	start := time.Now()
 	n := m.NumVars()
 	var ints []int
