@@ -91,6 +91,11 @@ type Params struct {
 	Start []float64
 	// Log receives the solver's log; nil silences it.
 	Log io.Writer
+	// Progress, when not nil, receives a MIP's incumbent objective, dual bound and relative gap
+	// (model units; ±Inf while unknown) during the solve, from a goroutine of the backend's,
+	// a few times per second at most. A backend that cannot report progress never calls it.
+	// Progress is for display: nothing is believed because of it.
+	Progress func(incumbent, bound, gap float64)
 }
 
 // Result is what a solve produced.

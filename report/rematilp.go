@@ -55,8 +55,15 @@ func rematILP(ctx context.Context, in Input, lr *LeverReport, nslots int, deadli
 		in.Progress.Step("remat chain-exact MILP ("+s.Name()+")", 0)
 		defer in.Progress.Done()
 	}
+	params := milp.Params{TimeLimit: left}
+	if in.Progress != nil {
+		if f, err := checkmate.BuildChain(c, budget); err == nil {
+			u := f.Units.Time
+			params.Progress = func(inc, bound, gap float64) { in.Progress.MILP(inc*u, bound*u, gap) }
+		}
+	}
 	t0 := time.Now()
-	sol, f, err := checkmate.SolveChainExact(ctx, s, c, budget, milp.Params{TimeLimit: left}, start)
+	sol, f, err := checkmate.SolveChainExact(ctx, s, c, budget, params, start)
 	if err != nil {
 		lr.Notes = append(lr.Notes, fmt.Sprintf("ilp: %v", err))
 		return nil

@@ -151,8 +151,12 @@ func WeightBounds(ctx context.Context, p *offload.Problem, in Input) ([]Bound, *
 		defer in.Progress.Done()
 	}
 	start := time.Now()
-	cert, err := weightlb.LowerBound(ctx, p, weightlb.Options{Solvers: solvers,
-		Params: milp.Params{TimeLimit: in.TimeLimit, RelGap: 1e-9}})
+	params := milp.Params{TimeLimit: in.TimeLimit, RelGap: 1e-9}
+	if in.Progress != nil {
+		u := weightlb.Units(p)
+		params.Progress = func(inc, bound, gap float64) { in.Progress.MILP(inc*u.Time, bound*u.Time, gap) }
+	}
+	cert, err := weightlb.LowerBound(ctx, p, weightlb.Options{Solvers: solvers, Params: params})
 	if err != nil {
 		return bounds, nil, "", err
 	}

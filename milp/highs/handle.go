@@ -20,17 +20,31 @@ package highs
 #define kHighsIisStatusInConflict memsched_highs_kHighsIisStatusInConflict
 #include "interfaces/highs_c_api.h"
 
-// The interrupt flag lives in C memory: Go sets it when the context is cancelled and the
-// callback below, run by HiGHS's threads, reads it. No Go code runs on HiGHS's threads.
+// The callback state lives in C memory: Go sets interrupt when the context is cancelled, and
+// the callback below, run by HiGHS's threads, reads it and records the MIP's incumbent, dual
+// bound and gap (in model units) for Go to poll. No Go code runs on HiGHS's threads.
+typedef struct {
+	int interrupt;
+	int mip_seen;
+	double primal, dual, gap;
+} memsched_cb_state;
+
 static void memsched_interrupt_cb(int type, const char* msg, const HighsCallbackDataOut* out,
                                   HighsCallbackDataIn* in, void* data) {
-	if (in != NULL && *(volatile int*)data) {
+	volatile memsched_cb_state* st = (volatile memsched_cb_state*)data;
+	if (type == kHighsCallbackMipInterrupt && out != NULL) {
+		st->primal = out->mip_primal_bound;
+		st->dual = out->mip_dual_bound;
+		st->gap = out->mip_gap;
+		st->mip_seen = 1;
+	}
+	if (in != NULL && st->interrupt) {
 		in->user_interrupt = 1;
 	}
 }
 
-static HighsInt memsched_set_interrupt(void* highs, int* flag) {
-	HighsInt s = Highs_setCallback(highs, memsched_interrupt_cb, flag);
+static HighsInt memsched_set_interrupt(void* highs, memsched_cb_state* st) {
+	HighsInt s = Highs_setCallback(highs, memsched_interrupt_cb, st);
 	if (s == kHighsStatusError) return s;
 	s = Highs_startCallback(highs, kHighsCallbackSimplexInterrupt);
 	if (s == kHighsStatusError) return s;
@@ -39,7 +53,17 @@ static HighsInt memsched_set_interrupt(void* highs, int* flag) {
 	return Highs_startCallback(highs, kHighsCallbackMipInterrupt);
 }
 
-static void memsched_raise(int* flag) { *(volatile int*)flag = 1; }
+static void memsched_raise(memsched_cb_state* st) { ((volatile memsched_cb_state*)st)->interrupt = 1; }
+
+// memsched_mip reads the last MIP progress the callback recorded; 0 when none yet.
+static int memsched_mip(memsched_cb_state* st, double* primal, double* dual, double* gap) {
+	volatile memsched_cb_state* v = (volatile memsched_cb_state*)st;
+	if (!v->mip_seen) return 0;
+	*primal = v->primal;
+	*dual = v->dual;
+	*gap = v->gap;
+	return 1;
+}
 
 // The header's constants are static; these read them in this translation unit.
 static HighsInt k_error(void) { return kHighsStatusError; }
@@ -56,6 +80,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"time"
 	"unsafe"
 
 	"github.com/lanl/highs"
@@ -70,14 +95,14 @@ import (
 type handle struct {
 	raw  *highs.RawModel
 	p    unsafe.Pointer // the native instance inside raw
-	flag *C.int         // the interrupt flag, in C memory
+	flag *C.memsched_cb_state // the callback's state (interrupt flag, MIP progress), in C memory
 }
 
 // newHandle makes a HiGHS instance with its output off (it logs as soon as a model is passed
 // otherwise).
 func newHandle() (*handle, error) {
 	raw := highs.NewRawModel()
-	h := &handle{raw: raw, p: nativeOf(raw), flag: (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))}
+	h := &handle{raw: raw, p: nativeOf(raw), flag: (*C.memsched_cb_state)(C.calloc(1, C.size_t(unsafe.Sizeof(C.memsched_cb_state{}))))}
 	// lanl/highs frees the instance only from a finalizer and has no Close; memsched frees it
 	// deterministically (big models hold much native memory the Go collector cannot see), so
 	// its finalizer is replaced by ours.
@@ -194,22 +219,49 @@ func (h *handle) addRowsWithoutEntries(lo, up []float64) error {
 // installs no callback, discards the instance's results whenever Highs_run returns a warning
 // (as it does on a time limit or an interrupt), and indexes the solution arrays of a model
 // without rows or columns out of range.
-func (h *handle) run(ctx context.Context) (failed bool, err error) {
+//
+// progress, when not nil, is called from a Go goroutine (never a HiGHS thread) every
+// progressEvery while a MIP runs, with the incumbent, dual bound and gap in model units, when
+// they changed since the last call.
+func (h *handle) run(ctx context.Context, progress func(incumbent, bound, gap float64)) (failed bool, err error) {
 	if err := call("installing the interrupt callback", C.memsched_set_interrupt(h.p, h.flag)); err != nil {
 		return false, err
 	}
 	done := make(chan struct{})
 	go func() {
-		select {
-		case <-ctx.Done():
-			C.memsched_raise(h.flag)
-		case <-done:
+		var tick <-chan time.Time
+		if progress != nil {
+			t := time.NewTicker(progressEvery)
+			defer t.Stop()
+			tick = t.C
+		}
+		var last [3]float64
+		for {
+			select {
+			case <-ctx.Done():
+				C.memsched_raise(h.flag)
+				return
+			case <-done:
+				return
+			case <-tick:
+				var pr, du, gp C.double
+				if C.memsched_mip(h.flag, &pr, &du, &gp) == 0 {
+					continue
+				}
+				if cur := [3]float64{float64(pr), float64(du), float64(gp)}; cur != last {
+					last = cur
+					progress(cur[0], cur[1], cur[2])
+				}
+			}
 		}
 	}()
 	s := C.Highs_run(h.p)
 	close(done)
 	return s == C.k_error(), nil
 }
+
+// progressEvery is how often run polls the MIP's progress for Params.Progress.
+const progressEvery = 200 * time.Millisecond
 
 // modelStatus is HiGHS's kHighsModelStatus after a run. lanl/highs maps only statuses 0–15 (to
 // its own enumeration, and only inside RawModel.Solve); HiGHS 1.15 has 18.

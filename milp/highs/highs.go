@@ -55,7 +55,7 @@ func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*mil
 		return nil, err
 	}
 	start := time.Now()
-	failed, err := h.run(ctx)
+	failed, err := h.run(ctx, p.Progress)
 	if err != nil {
 		return nil, err
 	}

@@ -5,9 +5,11 @@ package highs
 import (
 	"bytes"
 	"context"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,4 +229,35 @@ func TestHandle(t *testing.T) {
 	h.Close()
 	h.Close()
 	assert.Nil(t, h.p)
+}
+
+// TestProgress: during a MIP that runs for a while, Params.Progress receives the incumbent,
+// the dual bound and the gap (model units) from a Go goroutine; the bound never passes the
+// incumbent.
+func TestProgress(t *testing.T) {
+	s, _ := New()
+	var mu sync.Mutex
+	var calls [][3]float64
+	p := milp.Params{NoPresolve: true, TimeLimit: 1500 * time.Millisecond, Progress: func(inc, bound, gap float64) {
+		mu.Lock()
+		calls = append(calls, [3]float64{inc, bound, gap})
+		mu.Unlock()
+	}}
+	res, err := s.Solve(context.Background(), hardKnapsack(60), p)
+	require.NoError(t, err)
+	// A market-split instance runs into the time limit: progress is reported whatever the
+	// machine's speed.
+	p.TimeLimit = 800 * time.Millisecond
+	split, err := s.Solve(context.Background(), marketSplit(), p)
+	require.NoError(t, err)
+	require.Equal(t, milp.TimeLimit, split.Status)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, calls, "no progress reported")
+	for _, c := range calls {
+		if !math.IsInf(c[0], 0) && !math.IsInf(c[1], 0) {
+			assert.LessOrEqual(t, c[1], c[0]+1e-6*math.Abs(c[0]), "bound ≤ incumbent (minimization)")
+		}
+	}
+	assert.True(t, res.HasSolution)
 }
