@@ -94,7 +94,7 @@ import (
 // (below, each with the reason), made on the same native instance.
 type handle struct {
 	raw  *highs.RawModel
-	p    unsafe.Pointer // the native instance inside raw
+	p    unsafe.Pointer       // the native instance inside raw
 	flag *C.memsched_cb_state // the callback's state (interrupt flag, MIP progress), in C memory
 }
 
