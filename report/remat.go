@@ -17,7 +17,8 @@ import (
 )
 
 // Remat is the rematerialization lever (004's model, SPEC §1): strategies persistent (rotor's
-// C_MP), floating (C_FL, ≤ dp.MaxFloatingStages stages), revolve, sequential and store-all;
+// C_MP), floating (C_FL, ≤ dp.MaxFloatingStages stages), revolve, sequential and store-all,
+// and ilp (the chain-exact MILP, with a backend and a time limit; see rematILP);
 // bounds, strongest first: the exhaustive search (≤ oracle.MaxStages stages, the optimum),
 // C_FL in exact mode (optimal by 004 Lemma 4.4), C_FL with sizes rounded down (a relaxation),
 // the smallest feasible budget (infeasibility), and Σ(u_f + u_b) (every stage run once, no
@@ -37,6 +38,9 @@ var RematStrategies = []string{"persistent", "floating", "revolve", "sequential"
 func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	c, budget := in.Chain, in.Budget
 	lr := LeverReport{Lever: "remat", Measure: "makespan"}
+	if n := weightsNote(c); n != "" {
+		lr.Notes = append(lr.Notes, n)
+	}
 	slots := dp.Options{Slots: in.Slots}
 	nslots := in.Slots
 	if nslots == 0 {
@@ -119,6 +123,9 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 		}
 	}
 	if in.TimeLimit > 0 {
+		if err := rematILP(ctx, in, &lr, nslots, start.Add(in.TimeLimit)); err != nil {
+			return lr, err
+		}
 		refine(ctx, in, &lr, nslots, start.Add(in.TimeLimit))
 	}
 	return lr, nil

@@ -253,3 +253,17 @@ func finite(x float64) *float64 {
 	}
 	return &x
 }
+
+// weightsNote says, for the levers whose model leaves the weights out of the budget (004's
+// remat, 001's activation offloading), that the chain's weights are not counted ("" when it has
+// none): a user comparing with a GPU's memory subtracts them from --mem.
+func weightsNote(c *instances.Chain) string {
+	var w int64
+	for _, st := range c.Stages {
+		w += st.W
+	}
+	if w == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the budget counts activations only (the model of this lever); the chain's %s of weights are not in it: to compare with a GPU, pass its memory minus the weights", instances.FormatSize(w))
+}

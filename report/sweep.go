@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/heuristics/checkpoint"
@@ -238,11 +239,27 @@ func (s *sweeper) remat(ctx context.Context) {
 		Frontier() []dp.Point
 	}
 	names := []string{"persistent", "floating", "revolve"}
-	if why := floatingOutOfReach(c.Len(), nslots, maxFloatingBytes); why != "" {
+	// C_FL exact in bytes (its sub-chains' frontiers as breakpoints), when its frontiers stay
+	// under the cap, gives every budget's optimum of 004's model from one table: the floating
+	// row and an exact bound at once, with no per-budget floored table.
+	var exactFL *dp.FloatingExact
+	if c.Len() <= dp.MaxFloatingStages && ctx.Err() == nil {
+		start := time.Now()
+		f, err := dp.NewFloatingExact(c, top, dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints})
+		if err == nil {
+			exactFL = f
+			s.note("remat: floating and the bound from C_FL exact in bytes (one table, %.2f s)", time.Since(start).Seconds())
+		} else {
+			s.note("remat: C_FL exact in bytes is out of reach (%v): %d slots", err, nslots)
+		}
+	}
+	switch why := floatingOutOfReach(c.Len(), nslots, maxFloatingBytes); {
+	case exactFL != nil:
+	case why != "":
 		names = []string{"persistent", "revolve"}
 		s.note("remat: floating (C_FL) is out of reach (%s): not swept", why)
 	}
-	if why := floatingOutOfReach(c.Len(), nslots, maxSweepBoundBytes); why != "" {
+	if why := floatingOutOfReach(c.Len(), nslots, maxSweepBoundBytes); why != "" && exactFL == nil {
 		s.note("remat: the per-budget C_FL floored bound is out of reach (%s): bounds are Σ(u_f+u_b), the smallest feasible budget and, on ≤ %d stages, the exhaustive search", why, oracle.MaxStages)
 	}
 	tables := make([]solver, len(names))
@@ -259,7 +276,11 @@ func (s *sweeper) remat(ctx context.Context) {
 			case "revolve":
 				t, err = dp.NewRevolve(c, top, opt)
 			default:
-				t, err = dp.NewFloating(c, top, opt)
+				if exactFL != nil {
+					t = exactFL
+				} else {
+					t, err = dp.NewFloating(c, top, opt)
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("%s table: %w", name, err)
@@ -297,8 +318,20 @@ func (s *sweeper) remat(ctx context.Context) {
 		boundDone.Add(1)
 		s.spawn(ctx, func() (err error) {
 			defer boundDone.Done()
-			bounds, err = sweepRematBounds(ctx, c, b, nslots)
-			return err
+			bounds, err = sweepRematBounds(ctx, c, b, nslots, exactFL != nil)
+			if err != nil || exactFL == nil {
+				return err
+			}
+			r, err := exactFL.Solve(b)
+			if err != nil {
+				return err
+			}
+			eb := Bound{Name: "C_FL exact", Kind: DPOptimal, Exact: true, Value: r.Makespan, Infeasible: !r.Feasible}
+			if !r.Feasible {
+				eb.Value = 0
+			}
+			bounds = append(bounds, eb)
+			return nil
 		})
 		// Reading a budget off the tables is cheap: it runs outside the pool, so that it never
 		// holds a worker while the tables are being built.
@@ -356,9 +389,9 @@ func waitOrDone(ctx context.Context, wg *sync.WaitGroup) bool {
 // maxSweepBoundBytes caps the per-budget floored C_FL tables of a sweep (one per worker at once).
 const maxSweepBoundBytes = 512 << 20
 
-// sweepRematBounds is RematBounds without C_FL in exact mode (one DP per budget at 1-byte slots
-// is for certify); the floored C_FL runs per budget when the chain is within its reach.
-func sweepRematBounds(ctx context.Context, c *instances.Chain, b int64, nslots int) ([]Bound, error) {
+// sweepRematBounds is RematBounds without the C_FL tables built per budget, except the floored
+// C_FL when the chain is within its reach and no exact table (haveExact) covers the sweep.
+func sweepRematBounds(ctx context.Context, c *instances.Chain, b int64, nslots int, haveExact bool) ([]Bound, error) {
 	if minB := verify.MinBudget(c); b < minB {
 		return []Bound{{Name: "minimum budget", Kind: Exhaustive, Infeasible: true, Exact: true}}, nil
 	}
@@ -370,7 +403,7 @@ func sweepRematBounds(ctx context.Context, c *instances.Chain, b int64, nslots i
 		}
 		bounds = append(bounds, Bound{Name: "exhaustive search", Kind: Exhaustive, Exact: true, Value: ms, Infeasible: !ok})
 	}
-	if floatingOutOfReach(c.Len(), nslots, maxSweepBoundBytes) != "" || ctx.Err() != nil {
+	if haveExact || floatingOutOfReach(c.Len(), nslots, maxSweepBoundBytes) != "" || ctx.Err() != nil {
 		return bounds, nil
 	}
 	lb, feasible, err := dp.FloatingLowerBound(c, b, dp.Options{Slots: nslots})
@@ -415,19 +448,29 @@ func (s *sweeper) weights(ctx context.Context) {
 // acts sweeps the activation-offloading lever: the strategies and bounds per budget.
 func (s *sweeper) acts(ctx context.Context) {
 	in := s.o.Input
+	if n := in.Chain.Len() + 1; n > ActSweepDPStages {
+		s.note("act-offload: DYNPROG and the interruptible bound are not swept on %d operations (more than %d: seconds per budget); run certify at one budget for them", n, ActSweepDPStages)
+	}
 	for _, b := range s.o.Budgets {
 		s.spawn(ctx, func() error {
 			p, err := act.FromChain(in.Chain, b, in.Bandwidth)
 			if err != nil {
 				return err
 			}
-			bounds := ActBounds(p)
+			withDP := p.L()+1 <= ActSweepDPStages
+			bounds, err := ActBounds(p, withDP)
+			if err != nil {
+				return err
+			}
 			lb := 0.0
 			for _, bd := range bounds {
 				lb = math.Max(lb, bd.Value)
 			}
 			pt := Point{Lever: "act-offload", Budget: b}
 			for _, name := range ActStrategies {
+				if name == "dynprog" && !withDP {
+					continue
+				}
 				r, note, err := ActStrategy(p, name, lb)
 				if err != nil {
 					return fmt.Errorf("%s at %d B: %w", name, b, err)

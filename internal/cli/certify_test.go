@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/report"
 )
 
@@ -144,7 +145,8 @@ func TestCertifyInfeasible(t *testing.T) {
 
 // TestCertifyResNet101Closed: ResNet-101 (224, batch 32) at 2 GiB — the bracket was
 // [203.82, 205.60] ms with 500 slots; the exact C_FL table in bytes closes it at 205.60 ms, and
-// so does refining the slotted C_FL within the time limit when the exact table is capped.
+// so does, when the exact table is capped, the chain-exact MILP (with a backend: 0.5 s) or
+// refining the slotted C_FL within the time limit (without one).
 func TestCertifyResNet101Closed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two C_FL tables of 1000 slots")
@@ -160,8 +162,40 @@ func TestCertifyResNet101Closed(t *testing.T) {
 
 	rep = certifyJSON(t, "--chain", path, "--mem", "2GiB", "--max-breakpoints", "2")
 	lr = rep.Levers["remat"]
-	assert.True(t, lr.Optimal, "closed by refining")
+	assert.True(t, lr.Optimal, "closed by the MILP (with a backend) or by refining the slots")
 	assert.InDelta(t, 0.20560, lr.BestAt, 5e-6)
 	assert.Greater(t, lr.BestBound, 0.20382)
-	assert.Contains(t, lr.BestBoundBy, "C_FL floored")
+	assert.True(t, strings.Contains(lr.BestBoundBy, "C_FL floored") || strings.Contains(lr.BestBoundBy, "MILP (chain-exact"), lr.BestBoundBy)
+}
+
+// TestCertifyILP: with a MILP backend, certify solves the chain-exact MILP. On the toy chain
+// (a cross-check) it agrees with the DP at 47.42 ms; on a 16-stage GiB-scale random chain with
+// the exact C_FL table capped and 20 slots, the slotted DPs leave the bracket
+// [216.93, 283.14] ms open and the MILP closes it at the exact C_FL optimum of an uncapped run.
+func TestCertifyILP(t *testing.T) {
+	if s, err := milp.Lookup(""); err != nil || s.Name() == "ref" {
+		t.Skip("no MILP backend that solves real models in this build")
+	}
+	toy := certifyJSON(t, "--mem", "90MiB")
+	rows := rowsByName(toy.Levers["remat"])
+	require.Contains(t, rows, "ilp")
+	assert.InDelta(t, 0.04742, rows["ilp"].Makespan, 1e-12)
+	assert.True(t, rows["ilp"].Verified)
+
+	path := filepath.Join(t.TempDir(), "r16.json")
+	code, _, stderr := run(t, "gen", "random", "--stages", "16", "--max-size", "2GiB", "--seed", "7", "-o", path)
+	require.Equal(t, 0, code, stderr)
+	exact := certifyJSON(t, "--chain", path, "--mem", "12GiB")
+	require.Equal(t, "C_FL exact", exact.Levers["remat"].BestBoundBy)
+	opt := exact.Levers["remat"].BestBound
+
+	rep := certifyJSON(t, "--chain", path, "--mem", "12GiB", "--slots", "20", "--max-breakpoints", "2", "--time-limit", "30")
+	lr := rep.Levers["remat"]
+	rows = rowsByName(lr)
+	assert.Greater(t, rows["persistent"].Makespan, opt*1.01, "the slotted DP alone leaves a gap")
+	require.Contains(t, rows, "ilp")
+	assert.InDelta(t, opt, rows["ilp"].Makespan, 1e-9*opt)
+	assert.True(t, lr.Optimal)
+	assert.InDelta(t, opt, lr.BestBound, 1e-9*opt)
+	assert.Contains(t, lr.BestBoundBy, "MILP (chain-exact")
 }

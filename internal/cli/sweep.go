@@ -26,6 +26,7 @@ import (
 type SweepOptions struct {
 	ChainFile, From, To, Bandwidth string
 	Steps, Slots, Workers          int
+	MaxBreakpoints                 int
 	Levers                         []string
 	OutDir                         string
 	NoPlots                        bool
@@ -61,6 +62,7 @@ exit status 130 and the completed rows written.`,
 	f.StringVar(&opts.To, "to", "", "largest budget")
 	f.IntVar(&opts.Steps, "steps", 10, "number of budgets")
 	f.IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots of the dynamic programs (of the --to budget)")
+	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "cap on one sub-chain's frontier in the exact C_FL table (0: 65536); above it, slots")
 	f.StringSliceVar(&opts.Levers, "lever", nil, "levers to sweep: remat, act-offload, weight-offload (default: all that apply)")
 	f.StringVar(&opts.Bandwidth, "bandwidth", "", "GPU–CPU link rate for the offloading levers (e.g. 12GB/s)")
 	f.StringVarP(&opts.OutDir, "output", "o", "out", "directory for sweep.csv, sweep.json and the plots")
@@ -101,6 +103,10 @@ func parseSweep(opts *SweepOptions) (report.SweepOptions, error) {
 	if err != nil {
 		return so, err
 	}
+	if opts.MaxBreakpoints < 0 {
+		return so, usageErrorf("sweep: --max-breakpoints must be ≥ 0, got %d", opts.MaxBreakpoints)
+	}
+	in.MaxBreakpoints = opts.MaxBreakpoints
 	so.Input, so.Budgets, so.Levers, so.Workers = in, report.Budgets(lo, hi, opts.Steps), opts.Levers, opts.Workers
 	return so, nil
 }
@@ -203,7 +209,7 @@ func runSweep(ctx context.Context, opts *SweepOptions, io *IO) error {
 		if err := writeJSONFile(filepath.Join(opts.OutDir, "sweep.json"), partial); err != nil {
 			return err
 		}
-		fmt.Fprintf(io.ErrOut, "memsched: sweep interrupted: %d of %d points written to %s\n", len(done), len(so.Budgets)*max(1, len(so.Levers)), csvPath)
+		fmt.Fprintf(io.ErrOut, "memsched: sweep interrupted: %d completed points (one per lever and budget, %d budgets asked) written to %s\n", len(done), len(so.Budgets), csvPath)
 		return errInterrupted
 	}
 	jsonPath := filepath.Join(opts.OutDir, "sweep.json")

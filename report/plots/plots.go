@@ -7,9 +7,12 @@ package plots
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -17,6 +20,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/memsched/memsched/report"
 )
@@ -39,19 +44,9 @@ type series struct {
 	pts  plotter.XYs
 }
 
-// collect turns the points into curves with y = f(row, bound); rows that do not fit are gaps
-// (left out).
-func collect(res *report.SweepResult, scale float64, boundName string, y func(r report.Row, bound float64) float64, boundY func(bound float64) float64) []series {
-	multi := map[string]bool{}
-	for _, p := range res.Points {
-		multi[p.Lever] = true
-	}
-	prefix := func(lever string) string {
-		if len(multi) > 1 {
-			return lever + ": "
-		}
-		return ""
-	}
+// collect turns the points of one lever into curves with y = f(row, bound); rows that do not
+// fit are gaps (left out).
+func collect(res *report.SweepResult, lever string, scale float64, boundName string, y func(r report.Row, bound float64) float64, boundY func(bound float64) float64) []series {
 	byName := map[string]*series{}
 	var order []string
 	add := func(name string, x, v float64) {
@@ -67,13 +62,16 @@ func collect(res *report.SweepResult, scale float64, boundName string, y func(r 
 		s.pts = append(s.pts, plotter.XY{X: x, Y: v})
 	}
 	for _, p := range res.Points {
+		if p.Lever != lever {
+			continue
+		}
 		x := float64(p.Budget) / scale
 		if p.BestBound > 0 {
-			add(prefix(p.Lever)+boundName, x, boundY(p.BestBound))
+			add(boundName, x, boundY(p.BestBound))
 		}
 		for _, r := range p.Rows {
 			if r.Feasible && p.BestBound > 0 {
-				add(prefix(p.Lever)+r.Strategy, x, y(r, p.BestBound))
+				add(r.Strategy, x, y(r, p.BestBound))
 			}
 		}
 	}
@@ -143,10 +141,53 @@ func newPlot(title, xlabel, ylabel string, curves []series, xmin, xmax float64) 
 	frac := math.Min(0.75, float64(len(curves))*legendEntry.Points()/(height(len(curves)).Points()-70))
 	p.Y.Max = hi + (hi-lo)*frac/(1-frac)
 	p.X.Min, p.X.Max = xmin, xmax
+	p.Y.Tick.Marker = distinctTicks{}
 	return p, nil
 }
 
-// Write draws ratio.{svg,png} and throughput.{svg,png} into dir and returns their paths.
+// distinctTicks are gonum's default ticks labelled with as many decimals as it takes for the
+// labels to differ (the default's %g rounding labels 1.005 and 1 alike on a narrow axis).
+type distinctTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (distinctTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for d := 0; d <= 8; d++ {
+		seen, ok := map[string]bool{}, true
+		for i, t := range ticks {
+			if t.Label == "" {
+				continue
+			}
+			l := strconv.FormatFloat(t.Value, 'f', d, 64)
+			ok = ok && !seen[l]
+			seen[l] = true
+			ticks[i].Label = l
+		}
+		if ok {
+			break
+		}
+	}
+	return ticks
+}
+
+// levers returns the levers of the sweep's points, in report order.
+func levers(res *report.SweepResult) []string {
+	seen := map[string]bool{}
+	for _, p := range res.Points {
+		seen[p.Lever] = true
+	}
+	var out []string
+	for _, l := range report.LeverNames {
+		if seen[l] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Write draws ratio.{svg,png} and throughput.{svg,png} into dir and returns their paths. Each
+// figure has one panel per lever, stacked, on the same budget axis: the levers' strategies and
+// bounds are different models, so their curves are never mixed in one panel.
 func Write(res *report.SweepResult, dir string) ([]string, error) {
 	scale, unit := memUnit(res.Budgets)
 	xmin, xmax := math.Inf(1), math.Inf(-1)
@@ -158,34 +199,71 @@ func Write(res *report.SweepResult, dir string) ([]string, error) {
 		chain = filepath.Base(chain)
 	}
 	xlabel := fmt.Sprintf("memory budget (%s)", unit)
-	ratio := collect(res, scale, "best lower bound",
-		func(r report.Row, b float64) float64 { return r.Makespan / b },
-		func(float64) float64 { return 1 })
-	thr := collect(res, scale, "1 / best lower bound (ceiling)",
-		func(r report.Row, _ float64) float64 { return 1 / r.Makespan },
-		func(b float64) float64 { return 1 / b })
-	plots := []struct {
-		name   string
-		title  string
-		ylabel string
-		curves []series
+	kinds := []struct {
+		name, title, ylabel, bound string
+		y                          func(r report.Row, bound float64) float64
+		boundY                     func(bound float64) float64
 	}{
-		{"ratio", "Makespan / best certified lower bound: " + chain, "ratio to bound (1 = proven optimal)", ratio},
-		{"throughput", "Throughput: " + chain, "throughput (iterations/s)", thr},
+		{"ratio", "makespan / best certified lower bound", "ratio to bound (1 = proven optimal)", "best lower bound",
+			func(r report.Row, b float64) float64 { return r.Makespan / b }, func(float64) float64 { return 1 }},
+		{"throughput", "throughput", "throughput (iterations/s)", "1 / best lower bound (ceiling)",
+			func(r report.Row, _ float64) float64 { return 1 / r.Makespan }, func(b float64) float64 { return 1 / b }},
 	}
 	var files []string
-	for _, pl := range plots {
-		p, err := newPlot(pl.title, xlabel, pl.ylabel, pl.curves, xmin, xmax)
-		if err != nil {
-			return files, err
+	for _, k := range kinds {
+		var panels [][]*plot.Plot
+		entries := 0
+		for _, lever := range levers(res) {
+			curves := collect(res, lever, scale, k.bound, k.y, k.boundY)
+			if len(curves) == 0 {
+				continue
+			}
+			p, err := newPlot(fmt.Sprintf("%s — %s: %s", chain, lever, k.title), xlabel, k.ylabel, curves, xmin, xmax)
+			if err != nil {
+				return files, err
+			}
+			panels = append(panels, []*plot.Plot{p})
+			entries = max(entries, len(curves))
 		}
+		if len(panels) == 0 {
+			continue
+		}
+		w, h := 8*vg.Inch, height(entries)*vg.Length(len(panels))
 		for _, ext := range []string{"svg", "png"} {
-			f := filepath.Join(dir, pl.name+"."+ext)
-			if err := p.Save(8*vg.Inch, height(len(pl.curves)), f); err != nil {
+			f := filepath.Join(dir, k.name+"."+ext)
+			if err := save(panels, w, h, f, ext); err != nil {
 				return files, fmt.Errorf("plots: %s: %w", f, err)
 			}
 			files = append(files, f)
 		}
 	}
 	return files, nil
+}
+
+// save draws the panels stacked on one canvas of w × h and writes it as SVG or PNG.
+func save(panels [][]*plot.Plot, w, h vg.Length, file, ext string) error {
+	var c interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	switch ext {
+	case "svg":
+		c = vgsvg.New(w, h)
+	default:
+		c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	}
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadY: vg.Points(12), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
+	canvases := plot.Align(panels, tiles, draw.New(c))
+	for i := range panels {
+		panels[i][0].Draw(canvases[i][0])
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
