@@ -66,7 +66,7 @@ func TestRematGraphBadInput(t *testing.T) {
 }
 
 // TestExportRematILP: the exported .lp and .mps read back with the units line as first comment:
-// for --chain the chain-exact model (128 columns on the toy chain), with --graph-model the graph
+// for --chain the chain-exact model (129 columns on the toy chain), with --graph-model the graph
 // model of the chain (506 columns).
 func TestExportRematILP(t *testing.T) {
 	for _, c := range []struct {
@@ -74,8 +74,8 @@ func TestExportRematILP(t *testing.T) {
 		extra  []string
 		cols   int
 	}{
-		{"lp", nil, 128},
-		{"mps", nil, 128},
+		{"lp", nil, 129},
+		{"mps", nil, 129},
 		{"lp", []string{"--graph-model"}, 506},
 		{"mps", []string{"--graph-model"}, 506},
 	} {

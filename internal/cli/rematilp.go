@@ -171,7 +171,7 @@ func printRematILP(io *IO, rep *RematILPReport) error {
 	case rep.Bound != nil && rep.Algorithm == "ilp-lp":
 		fmt.Fprintf(w, "bound\t%s (%.9g s, certified: safe LP bound)\n", instances.FormatDuration(*rep.Bound), *rep.Bound)
 	case rep.Bound != nil:
-		fmt.Fprintf(w, "bound\t%s (%.9g s, the solver's proven bound)\n", instances.FormatDuration(*rep.Bound), *rep.Bound)
+		fmt.Fprintf(w, "bound\t%s (%.9g s, proven: the solver's, or Σ(u_f+u_b) if higher)\n", instances.FormatDuration(*rep.Bound), *rep.Bound)
 	default:
 		fmt.Fprintf(w, "bound\tnone\n")
 	}

@@ -51,7 +51,7 @@ const noVar = model.Var(-1)
 //	          U[ℓ,k+1] = U[ℓ,k] + ω_a^k (Fck+Fn)[ℓ,k] + ω_ā^k Fall[ℓ,k] − ω_a^{k−1} Fn[ℓ,k]
 //	          U[ℓ,k] + (ω_a^k + o_f^k)(Fck+Fn)[ℓ,k] + (ω_ā^k + o_f^k) Fall[ℓ,k] ≤ M
 //	          U[ℓ,ℓ] + ω_ā^ℓ Fall[ℓ,ℓ] + ω_δ^{ℓ−1} + o_b^ℓ ≤ M
-//	minimise  Σ u_f^k X[ℓ,k] + Σ_ℓ u_b^ℓ
+//	minimise  Σ u_f^k X[ℓ,k] + Σ_ℓ u_b^ℓ · backwards     (backwards ∈ [1, 1]: the B^ℓ run once each)
 //
 // Values are removed only as 004 removes them: F_∅^k consumes a^{k−1}, B^ℓ consumes δ^ℓ, ā^ℓ
 // and a plain a^{ℓ−1} (the carry rows); there is no free. Phase n starts from {a^0, δ^n}.
@@ -99,9 +99,15 @@ func BuildChain(c *instances.Chain, budget int64) (*ChainFormulation, error) {
 	M := u.Mem(budget)
 	a := func(j int) float64 { return u.Mem(c.SizeA(j)) }
 	abar := func(j int) float64 { return u.Mem(c.Stage(j).ABar) }
+	// Σ u_b is the cost of a column fixed to 1 rather than an objective constant: LP files
+	// with a constant are read differently by cbc (which drops it) and glpsol (which refuses).
+	var ub float64
+	for _, st := range c.Stages {
+		ub += st.UB
+	}
 	obj := model.Expr{}
+	obj.Add(m.AddContinuous("backwards", 1, 1), u.Secs(ub))
 	for l := n; l >= 1; l-- {
-		obj.AddConst(u.Secs(c.Stage(l).UB))
 		for k := 1; k <= l; k++ {
 			uf := u.Secs(c.Stage(k).UF)
 			if k < l {
@@ -226,6 +232,7 @@ func (f *ChainFormulation) Point(seq schedule.Sequence) ([]float64, error) {
 		return nil, err
 	}
 	x := make([]float64, f.Model.NumVars())
+	x[0] = 1 // backwards
 	set := func(v model.Var, what string, l, k int) error {
 		if v == noVar {
 			return fmt.Errorf("checkmate: %s^%d in phase %d has no variable in the chain-exact model", what, k, l)

@@ -18,12 +18,13 @@ import (
 
 // TestChainModelSize: the toy chain (n = 7): phase ℓ has F_ck^1..F_ck^{ℓ−1} (21 in all),
 // F_∅^2..F_∅^{ℓ−1} (15), F_all^1..F_all^ℓ (28), for ℓ < 7 P^1..P^{ℓ−1} (15) and Q^1..Q^ℓ (21),
-// and U^1..U^ℓ (28): 128 columns. The units line is the first comment.
+// and U^1..U^ℓ (28), and the column "backwards" fixed to 1: 129 columns. The units line is the
+// first comment.
 func TestChainModelSize(t *testing.T) {
 	f, err := checkmate.BuildChain(instances.Toy(), instances.ToyBudget)
 	require.NoError(t, err)
 	require.NoError(t, f.Model.Validate())
-	assert.Equal(t, 128, f.Model.NumVars())
+	assert.Equal(t, 129, f.Model.NumVars())
 	assert.Equal(t, f.Units.Comment(), f.Model.Comments[0])
 	_, err = checkmate.BuildChain(instances.Toy(), -1)
 	assert.ErrorContains(t, err, "negative")

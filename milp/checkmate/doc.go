@@ -31,4 +31,10 @@
 // Size: n(n+1)/2 R, n(n−1)/2 S, n(n+1)/2 U and Σ_t Σ_{k<t} (|deps(k)|+1) FREE columns; rows are
 // dominated by the frees' user rows, O(n·|E|·n) in the worst case, O(n²) on chains and their
 // forward+backward graphs (see docs/checkmate.md for measured sizes).
+//
+// On a chain, Checkmate's graph model (SolveChain) solves the free-delete variant with ā kept
+// whole; BuildChain / SolveChainExact is the chain-exact variant: the same staged model with
+// 004's phases as stages, F_ck/F_∅/F_all as producers of a^k or ā^k and 004's removals instead
+// of frees, whose optimum is the exhaustive oracle's (BuildChain's doc comment), warm-started
+// from a dynamic program's sequence (ChainFormulation.Point, milp.Params.Start).
 package checkmate

@@ -5,6 +5,7 @@ package lpsolve
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,4 +75,20 @@ func TestCancelledBeforeSolve(t *testing.T) {
 	res, err := s.Solve(ctx, m, milp.Params{})
 	require.NoError(t, err)
 	assert.Equal(t, milp.Interrupted, res.Status)
+}
+
+// TestStartIgnored: golp has no MIP start; a start point is ignored, said so in the log, and
+// the solve is unchanged.
+func TestStartIgnored(t *testing.T) {
+	s, _ := New()
+	m := model.New("start")
+	x := m.AddBinary("x")
+	var obj model.Expr
+	m.SetObjective(model.Maximize, *obj.Add(x, 2))
+	var log strings.Builder
+	res, err := milp.Solve(context.Background(), s, m, milp.Params{Start: []float64{0}, Log: &log})
+	require.NoError(t, err)
+	assert.Equal(t, milp.Optimal, res.Status)
+	assert.InDelta(t, 2, res.Objective, 1e-9)
+	assert.Contains(t, log.String(), "start point is ignored")
 }
