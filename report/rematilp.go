@@ -82,6 +82,10 @@ func rematILP(ctx context.Context, in Input, lr *LeverReport, nslots int, deadli
 	if in.Progress != nil {
 		in.Progress.MILP(sol.Makespan, sol.Bound, sol.Gap)
 	}
+	if sol.BoundNote != "" {
+		lr.Notes = append(lr.Notes, "ilp: "+sol.BoundNote)
+		return nil
+	}
 	b := Bound{Name: "MILP (chain-exact, " + s.Name() + ")", Kind: MILP, Status: sol.Status.String(), Seconds: secs,
 		Exact: sol.Status == milp.Optimal, Note: "Checkmate's MILP extended to 004's operations (docs/checkmate.md)"}
 	if !math.IsInf(sol.Gap, 0) && !math.IsNaN(sol.Gap) {

@@ -51,7 +51,10 @@ type RematILPReport struct {
 	LPValue      *float64 `json:"lp_value,omitempty"`
 	DPPersistent *float64 `json:"dp_persistent,omitempty"`
 	// WarmStart says what the MILP solve started from (ilp): C_MP's sequence when it fits.
-	WarmStart string  `json:"warm_start,omitempty"`
+	WarmStart string `json:"warm_start,omitempty"`
+	// BoundNote says why the solver's bound and optimality claim were not used (a backend the
+	// model does not trust), "" otherwise.
+	BoundNote string  `json:"bound_note,omitempty"`
 	Rows      int     `json:"rows"`
 	Cols      int     `json:"cols"`
 	Nonzeros  int     `json:"nonzeros"`
@@ -124,6 +127,7 @@ func runRematILP(o *RematILPOptions, io *IO) error {
 		}
 		f = ff
 		rep.Status, rep.Seconds, rep.Solver = sol.Status.String(), sol.Result.Wall.Seconds(), sol.Result.Solver
+		rep.BoundNote = sol.BoundNote
 		rep.Bound = finite(sol.Bound)
 		if sol.Status == milp.Infeasible {
 			no := false
@@ -177,6 +181,9 @@ func printRematILP(io *IO, rep *RematILPReport) error {
 	}
 	if rep.WarmStart != "" {
 		fmt.Fprintf(w, "warm start\t%s\n", rep.WarmStart)
+	}
+	if rep.BoundNote != "" {
+		fmt.Fprintf(w, "note\t%s\n", rep.BoundNote)
 	}
 	if rep.ILPMakespan != nil {
 		fmt.Fprintf(w, "ILP incumbent\t%s (replayed)\n", instances.FormatDuration(*rep.ILPMakespan))
