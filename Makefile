@@ -36,8 +36,8 @@ test-pure:
 
 bench: setup build
 	@mkdir -p out
-	$(GO) test -tags "$(TAGS)" -run '^$$' -bench . -benchmem -benchtime 3x ./... 2>&1 | tee out/bench.txt
-	@if [ -x scripts/bench-report.sh ]; then bash scripts/bench-report.sh | tee -a out/bench.txt; fi
+	set -o pipefail; $(GO) test -tags "$(TAGS)" -run '^$$' -bench . -benchmem -benchtime 3x ./... 2>&1 | tee out/bench.txt
+	set -o pipefail; bash scripts/bench-report.sh 2>&1 | tee -a out/bench.txt
 	@echo "bench: report written to out/bench.txt"
 
 # memsched's C_MP against rockmate's rotor C solver (fetched from PyPI, its C file built alone);

@@ -8,7 +8,7 @@ MEMSCHED_TABLE1_REPORT=1 MEMSCHED_TABLE1_LIMIT="${MEMSCHED_TABLE1_LIMIT:-10}" \
   go test -tags "highs lpsolve" -count=1 -run TestTable1Report -v ./instances/zoo/ | grep -vE '^(=== RUN|--- PASS|PASS|ok )'
 # The replica of 001 Fig. 5 (activation offloading on the zoo, ~1 min): table and SVG plots in out/.
 mkdir -p out
-MEMSCHED_ACTZOO_REPORT=1 MEMSCHED_ACTZOO_OUT=out/act-offload-zoo.tsv \
+MEMSCHED_ACTZOO_REPORT=1 MEMSCHED_ACTZOO_OUT="$PWD/out/act-offload-zoo.tsv" \
   go test -count=1 -run TestActZooReport -v ./dp/ | grep -vE '^(=== RUN|--- PASS|PASS|ok )'
 go run ./tools/actzooplot out/act-offload-zoo.tsv out/act-offload-zoo-prop3.svg
 go run ./tools/actzooplot -bound best out/act-offload-zoo.tsv out/act-offload-zoo-best.svg
