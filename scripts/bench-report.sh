@@ -4,6 +4,10 @@
 # Fig. 5 (activation offloading).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The same cgo settings as the Makefile, so that the script also runs on its own.
+export PKG_CONFIG_PATH="${PKG_CONFIG_PATH:-$PWD/.deps/pkgconfig}"
+export CGO_CFLAGS="${CGO_CFLAGS:--I/usr/include/lpsolve}"
+export CGO_LDFLAGS="${CGO_LDFLAGS:--llpsolve55 -lcolamd -ldl -lm}"
 MEMSCHED_TABLE1_REPORT=1 MEMSCHED_TABLE1_LIMIT="${MEMSCHED_TABLE1_LIMIT:-10}" \
   go test -tags "highs lpsolve" -count=1 -run TestTable1Report -v ./instances/zoo/ | grep -vE '^(=== RUN|--- PASS|PASS|ok )'
 # The replica of 001 Fig. 5 (activation offloading on the zoo, ~1 min): table and SVG plots in out/.
