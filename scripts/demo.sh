@@ -6,7 +6,7 @@
 #   3. sweep ResNet-101 from 1 GiB to 4 GiB (25 budgets): CSV, JSON and the ratio/throughput
 #      plots (SVG and PNG) under out/.
 # Everything it prints was replayed by an independent validator; the bounds say what certifies
-# them (docs/certify.md). About 5 s on a 2-core machine once built.
+# them (docs/certify.md). About 10 s on a 2-core machine once built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=bin/memsched
