@@ -41,6 +41,10 @@ func Solve(ctx context.Context, s Solver, m *model.Model, p Params) (*Result, er
 	if !res.HasSolution {
 		return res, nil
 	}
+	if len(res.Values) != m.NumVars() {
+		// A backend bug (e.g. a presolve that drops columns): an error, not a panic in Check.
+		return nil, fmt.Errorf("milp: %s returned %d values for %d variables", res.Solver, len(res.Values), m.NumVars())
+	}
 	rep := m.Check(res.Values)
 	if err := rep.Err(FeasTol); err != nil {
 		return nil, fmt.Errorf("milp: %s returned an infeasible point: %w", res.Solver, err)

@@ -44,6 +44,7 @@ func TestSolveRejectsLies(t *testing.T) {
 		{"objective misreported", milp.Result{Status: milp.Optimal, HasSolution: true, Values: []float64{0, 1, 1}, Objective: 230, Bound: 230}, "reported objective 230 but its point evaluates to 220"},
 		{"bound on the wrong side", milp.Result{Status: milp.TimeLimit, HasSolution: true, Values: []float64{0, 1, 1}, Objective: 220, Bound: 200}, "wrong side"},
 		{"optimal without a point", milp.Result{Status: milp.Optimal}, "optimal without a solution"},
+		{"too few values (columns dropped)", milp.Result{Status: milp.Optimal, HasSolution: true, Values: []float64{1, 1}, Objective: 160, Bound: 160}, "returned 2 values for 3 variables"},
 	}
 	for _, c := range cases {
 		_, err := milp.Solve(context.Background(), mock{c.res}, knapsack(), milp.Params{})
