@@ -123,7 +123,7 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 		}
 	}
 	if in.TimeLimit > 0 {
-		if err := rematILP(ctx, in, &lr, nslots, start.Add(in.TimeLimit)); err != nil {
+		if err := rematILP(ctx, in, &lr, nslots, optSeq, start.Add(in.TimeLimit)); err != nil {
 			return lr, err
 		}
 		refine(ctx, in, &lr, nslots, start.Add(in.TimeLimit))

@@ -9,6 +9,7 @@ import (
 	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/checkmate"
+	"github.com/memsched/memsched/schedule"
 )
 
 // ilpCheckStages is the largest chain on which certify always solves the chain-exact MILP, as
@@ -22,12 +23,13 @@ const (
 
 // rematILP solves the chain-exact MILP (milp/checkmate.SolveChainExact: Checkmate's model
 // extended to 004's operations, equal to the exhaustive search on chains) within the time
-// left, warm-started from rotor's C_MP sequence, and adds its row ("ilp", replayed by
+// left, warm-started from the exact C_FL sequence when there is one, else rotor's C_MP
+// sequence, and adds its row ("ilp", replayed by
 // verify.Remat) and its bound (kind MILP, with status and gap) to lr. It runs only with a
 // MILP backend that solves real models (not the pure-Go referee), on chains of at most
 // ilpCheckStages stages, or ilpMaxStages while no exact bound meets the best row. A bound
 // above a verified row contradicts the solver and is dropped with a note, never reported.
-func rematILP(ctx context.Context, in Input, lr *LeverReport, nslots int, deadline time.Time) error {
+func rematILP(ctx context.Context, in Input, lr *LeverReport, nslots int, best schedule.Sequence, deadline time.Time) error {
 	c, budget := in.Chain, in.Budget
 	n := c.Len()
 	if n > ilpMaxStages || (n > ilpCheckStages && bracketClosed(lr)) {
@@ -47,9 +49,14 @@ func rematILP(ctx context.Context, in Input, lr *LeverReport, nslots int, deadli
 		lr.Notes = append(lr.Notes, "ilp: not run, the time limit is spent")
 		return nil
 	}
-	start, err := RematStrategy(c, budget, "persistent", dp.Options{Slots: nslots})
-	if err != nil {
-		return err
+	// The start point: exact C_FL's sequence when the bounds found one (the optimum: the MILP
+	// then only has to prove it), else rotor's C_MP.
+	start, startBy := best, "exact C_FL"
+	if start == nil {
+		if start, err = RematStrategy(c, budget, "persistent", dp.Options{Slots: nslots}); err != nil {
+			return err
+		}
+		startBy = "C_MP"
 	}
 	if in.Progress != nil {
 		in.Progress.Step("remat chain-exact MILP ("+s.Name()+")", 0)
@@ -76,7 +83,7 @@ func rematILP(ctx context.Context, in Input, lr *LeverReport, nslots int, deadli
 	row.Seconds = secs
 	row.Note = fmt.Sprintf("chain-exact MILP, %s, %d rows × %d columns", sol.Status, f.Model.NumRows(), f.Model.NumVars())
 	if sol.FromStart {
-		row.Note += "; C_MP's start sequence (no better incumbent)"
+		row.Note += "; " + startBy + "'s start sequence (no better incumbent)"
 	}
 	lr.Rows = append(lr.Rows, row)
 	if in.Progress != nil {
