@@ -8,6 +8,7 @@ import (
 
 	"github.com/memsched/memsched/dp"
 	heur "github.com/memsched/memsched/heuristics/actoffload"
+	"github.com/memsched/memsched/instances"
 	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/verify/timed"
 )
@@ -109,10 +110,14 @@ func ActBounds(p *act.Problem, withDP bool) ([]Bound, error) {
 // Run computes every strategy and bound.
 func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 	lr := LeverReport{Lever: "act-offload", Measure: "makespan"}
-	if n := weightsNote(in.Chain); n != "" {
+	if n := weightsNote(in); n != "" {
 		lr.Notes = append(lr.Notes, n)
 	}
-	p, err := act.FromChain(in.Chain, in.Budget, in.Bandwidth)
+	if activationBudget(in, in.Budget) <= 0 {
+		lr.Bounds = []Bound{weightsFillBound(in)}
+		return lr, nil
+	}
+	p, err := act.FromChain(in.Chain, activationBudget(in, in.Budget), in.Bandwidth)
 	if err != nil {
 		return lr, err
 	}
@@ -157,4 +162,10 @@ func actRow(p *act.Problem, name string, r *heur.Result, note string) (Row, erro
 	}
 	row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, rep.Makespan, rep.Peak
 	return row, nil
+}
+
+// weightsFillBound is the infeasibility proof when the resident weights alone fill the budget.
+func weightsFillBound(in Input) Bound {
+	return Bound{Name: "resident weights", Kind: Relaxation, Infeasible: true, Exact: true,
+		Note: fmt.Sprintf("the chain's %s of weights fill the budget %s", instances.FormatSize(chainWeights(in.Chain)), instances.FormatSize(in.Budget))}
 }

@@ -36,11 +36,12 @@ var RematStrategies = []string{"persistent", "floating", "revolve", "sequential"
 
 // Run computes every strategy and bound.
 func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
-	c, budget := in.Chain, in.Budget
 	lr := LeverReport{Lever: "remat", Measure: "makespan"}
-	if n := weightsNote(c); n != "" {
+	if n := weightsNote(in); n != "" {
 		lr.Notes = append(lr.Notes, n)
 	}
+	in.Budget = activationBudget(in, in.Budget)
+	c, budget := in.Chain, in.Budget
 	slots := dp.Options{Slots: in.Slots}
 	nslots := in.Slots
 	if nslots == 0 {

@@ -19,6 +19,11 @@ type Input struct {
 	Bandwidth float64
 	// Slots is the number of memory slots of the dynamic programs (0: dp.DefaultSlots).
 	Slots int
+	// WeightsResident says the budget is the whole GPU memory with the weights resident: the
+	// levers whose models leave the weights out (remat, act-offload) then get the budget minus
+	// the chain's weights; weight-offload counts the weights itself. Without it every lever
+	// gets the budget as its model defines it (004 and 001: activations only).
+	WeightsResident bool
 	// MaxBreakpoints caps one sub-chain's frontier in the exact C_FL table (0:
 	// dp.DefaultMaxBreakpoints); above it the bound falls back to slots, with a note.
 	MaxBreakpoints int
@@ -254,16 +259,38 @@ func finite(x float64) *float64 {
 	return &x
 }
 
-// weightsNote says, for the levers whose model leaves the weights out of the budget (004's
-// remat, 001's activation offloading), that the chain's weights are not counted ("" when it has
-// none): a user comparing with a GPU's memory subtracts them from --mem.
-func weightsNote(c *instances.Chain) string {
+// chainWeights returns Σ_ℓ |w_ℓ|, the chain's weights in bytes.
+func chainWeights(c *instances.Chain) int64 {
 	var w int64
 	for _, st := range c.Stages {
 		w += st.W
 	}
+	return w
+}
+
+// activationBudget is the budget of a lever whose model leaves the weights out (004's remat,
+// 001's activation offloading) at the budget b: b itself, or with in.WeightsResident b minus
+// the chain's weights, which stay on the GPU (0 when they alone exceed b: nothing fits).
+func activationBudget(in Input, b int64) int64 {
+	if !in.WeightsResident {
+		return b
+	}
+	return max(0, b-chainWeights(in.Chain))
+}
+
+// weightsNote says, for the levers whose model leaves the weights out of the budget, what
+// the budget covers ("" when the chain has no weights): without WeightsResident that the
+// weights are not in it, with it the budget left for activations.
+func weightsNote(in Input) string {
+	w := chainWeights(in.Chain)
 	if w == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the budget counts activations only (the model of this lever); the chain's %s of weights are not in it: to compare with a GPU, pass its memory minus the weights", instances.FormatSize(w))
+	if !in.WeightsResident {
+		return fmt.Sprintf("the budget counts activations only (the model of this lever); the chain's %s of weights are not in it: to compare with a GPU, pass its memory minus the weights (or --weights-resident)", instances.FormatSize(w))
+	}
+	if w >= in.Budget {
+		return fmt.Sprintf("the chain's %s of resident weights fill the budget %s: nothing fits", instances.FormatSize(w), instances.FormatSize(in.Budget))
+	}
+	return fmt.Sprintf("budget for activations: %s = %s minus the chain's %s of resident weights", instances.FormatSize(in.Budget-w), instances.FormatSize(in.Budget), instances.FormatSize(w))
 }

@@ -89,6 +89,13 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 	}
 	res := &SweepResult{Chain: in.Source, Stages: in.Chain.Len(), Budgets: o.Budgets,
 		Frontiers: map[string][]dp.Point{}, Skipped: map[string]string{}}
+	if w := chainWeights(in.Chain); w > 0 {
+		if in.WeightsResident {
+			res.Notes = append(res.Notes, fmt.Sprintf("remat, act-offload: each budget minus the chain's %s of resident weights", instances.FormatSize(w)))
+		} else {
+			res.Notes = append(res.Notes, fmt.Sprintf("remat, act-offload: budgets for activations only; the chain's %s of weights are not in them (--weights-resident to subtract them)", instances.FormatSize(w)))
+		}
+	}
 	levers := o.Levers
 	if len(levers) == 0 {
 		levers = LeverNames
@@ -223,7 +230,13 @@ func (s *sweeper) emit(ctx context.Context, p Point, bounds []Bound) {
 
 // remat sweeps the rematerialization lever: one table per DP, then one point per budget.
 func (s *sweeper) remat(ctx context.Context) {
-	in, budgets := s.o.Input, s.o.Budgets
+	in := s.o.Input
+	// The budgets this lever's model works with (activationBudget), index for index with
+	// s.o.Budgets, which the points report.
+	budgets := make([]int64, len(s.o.Budgets))
+	for k, b := range s.o.Budgets {
+		budgets[k] = activationBudget(in, b)
+	}
 	c := in.Chain
 	top := budgets[len(budgets)-1]
 	for _, b := range budgets {
@@ -312,7 +325,7 @@ func (s *sweeper) remat(ctx context.Context) {
 	if err != nil {
 		panic("report: store-all does not replay: " + err.Error())
 	}
-	for _, b := range budgets {
+	for k, b := range budgets {
 		var bounds []Bound
 		var boundDone sync.WaitGroup
 		boundDone.Add(1)
@@ -341,7 +354,7 @@ func (s *sweeper) remat(ctx context.Context) {
 			if !waitOrDone(ctx, &tablesDone) || !waitOrDone(ctx, &boundDone) || bounds == nil {
 				return
 			}
-			p := Point{Lever: "remat", Budget: b}
+			p := Point{Lever: "remat", Budget: s.o.Budgets[k]}
 			for i, name := range names {
 				if tables[i] == nil {
 					return // its construction failed; the error is reported
@@ -453,7 +466,13 @@ func (s *sweeper) acts(ctx context.Context) {
 	}
 	for _, b := range s.o.Budgets {
 		s.spawn(ctx, func() error {
-			p, err := act.FromChain(in.Chain, b, in.Bandwidth)
+			if activationBudget(in, b) <= 0 {
+				at := in
+				at.Budget = b
+				s.emit(ctx, Point{Lever: "act-offload", Budget: b}, []Bound{weightsFillBound(at)})
+				return nil
+			}
+			p, err := act.FromChain(in.Chain, activationBudget(in, b), in.Bandwidth)
 			if err != nil {
 				return err
 			}

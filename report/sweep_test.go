@@ -2,7 +2,9 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,7 +70,7 @@ func TestSweepExactGiB(t *testing.T) {
 	require.NoError(t, err)
 	capped, err := Sweep(context.Background(), SweepOptions{Input: Input{Chain: c, MaxBreakpoints: 2}, Budgets: budgets, Levers: []string{"remat"}})
 	require.NoError(t, err)
-	assert.Contains(t, capped.Notes[0], "C_FL exact in bytes is out of reach")
+	assert.Contains(t, strings.Join(capped.Notes, "\n"), "C_FL exact in bytes is out of reach")
 	ep, cp := rematPoints(t, exact), rematPoints(t, capped)
 	for _, b := range budgets {
 		e, c := ep[b], cp[b]
@@ -85,6 +87,49 @@ func TestSweepExactGiB(t *testing.T) {
 					assert.LessOrEqual(t, row.Makespan, c.Rows[i].Makespan*(1+1e-12), "exact ≤ slotted at %d", b)
 				}
 			}
+		}
+	}
+}
+
+// TestSweepWeightsResident: with WeightsResident the remat and act-offload points at a GPU
+// budget b are those of a plain sweep at b minus the chain's weights (byte-scale random chain
+// with weights); where the weights alone fill b, both levers are infeasible.
+func TestSweepWeightsResident(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	c := instances.Random(r, instances.RandomParams{Stages: 6, MaxSize: 40, MaxTime: 9, Integer: true,
+		WithABar: true, WithOverheads: true, WithWeights: true})
+	w := chainWeights(c)
+	require.Positive(t, w)
+	all, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	require.NoError(t, err)
+	lo := verify.MinBudget(c)
+	acts := Budgets(lo, all.Peak, 4)
+	gpu := make([]int64, len(acts))
+	for k, b := range acts {
+		gpu[k] = b + w
+	}
+	gpu = append([]int64{w / 2}, gpu...)
+	levers := []string{"remat", "act-offload"}
+	res, err := Sweep(context.Background(), SweepOptions{Input: Input{Chain: c, Bandwidth: 7, WeightsResident: true}, Budgets: gpu, Levers: levers})
+	require.NoError(t, err)
+	plain, err := Sweep(context.Background(), SweepOptions{Input: Input{Chain: c, Bandwidth: 7}, Budgets: acts, Levers: levers})
+	require.NoError(t, err)
+	byKey := func(res *SweepResult) map[string]Point {
+		m := map[string]Point{}
+		for _, p := range res.Points {
+			m[fmt.Sprint(p.Lever, p.Budget)] = p
+		}
+		return m
+	}
+	require.Len(t, res.Points, len(levers)*len(gpu), "every lever at every budget")
+	require.Len(t, plain.Points, len(levers)*len(acts))
+	got, want := byKey(res), byKey(plain)
+	for _, lever := range levers {
+		assert.True(t, got[fmt.Sprint(lever, w/2)].Infeasible, lever)
+		for k, b := range acts {
+			g, p := got[fmt.Sprint(lever, gpu[k+1])], want[fmt.Sprint(lever, b)]
+			assert.Equal(t, p.Infeasible, g.Infeasible, "%s at %d", lever, b)
+			assert.InDelta(t, p.BestBound, g.BestBound, 1e-12, "%s at %d", lever, b)
 		}
 	}
 }

@@ -25,8 +25,10 @@ type CertifyOptions struct {
 	Slots     int
 	// MaxBreakpoints caps one sub-chain's frontier in the exact C_FL table (0: 65536).
 	MaxBreakpoints int
-	TimeLimit      float64
-	Solver         string
+	// WeightsResident: --mem is the whole GPU, the weights stay on it (report.Input).
+	WeightsResident bool
+	TimeLimit       float64
+	Solver          string
 }
 
 func newCertifyCmd(io *IO) *cobra.Command {
@@ -60,6 +62,7 @@ one-line reason.`,
 	f.StringVar(&opts.Bandwidth, "bandwidth", "", "GPU–CPU link rate, each direction (e.g. 12GB/s); without it the offloading levers are skipped")
 	f.IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots of the dynamic programs")
 	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "cap on one sub-chain's frontier in the exact C_FL table (0: 65536); above it, slots")
+	f.BoolVar(&opts.WeightsResident, "weights-resident", false, "--mem is the whole GPU with the weights resident: remat and act-offload get it minus the chain's weights")
 	f.Float64Var(&opts.TimeLimit, "time-limit", 60, "wall-time budget in seconds for the MILP bounds")
 	f.StringVar(&opts.Solver, "solver", "", "MILP backend: highs|lpsolve|ref (default: the best compiled in)")
 	return cmd
@@ -127,7 +130,7 @@ func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
 	if err != nil {
 		return err
 	}
-	in.MaxBreakpoints = opts.MaxBreakpoints
+	in.MaxBreakpoints, in.WeightsResident = opts.MaxBreakpoints, opts.WeightsResident
 	in.Budget = budget
 	if ctx == nil {
 		ctx = context.Background()

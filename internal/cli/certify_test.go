@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -198,4 +199,35 @@ func TestCertifyILP(t *testing.T) {
 	assert.True(t, lr.Optimal)
 	assert.InDelta(t, opt, lr.BestBound, 1e-9*opt)
 	assert.Contains(t, lr.BestBoundBy, "MILP (chain-exact")
+}
+
+// TestCertifyWeightsResident: with --weights-resident, --mem is the whole GPU: the remat and
+// act-offload levers equal a plain run at --mem minus the chain's weights (a small GPT-2, 58.18
+// MiB of weights, MiB-scale activations), the weight-offload lever is unchanged; when the
+// weights alone fill --mem, both are infeasible with that reason and weight offloading alone runs.
+func TestCertifyWeightsResident(t *testing.T) {
+	chain := smallGPT(t)
+	code, out, stderr := run(t, "info", "--chain", chain, "--json")
+	require.Equal(t, 0, code, stderr)
+	var info InfoReport
+	require.NoError(t, json.Unmarshal([]byte(out), &info))
+	require.Positive(t, info.Weights)
+	gpu := info.Weights + info.StoreAllPeak - 1<<20 // activations get 1 MiB under the store-all peak
+	res := certifyJSON(t, "--chain", chain, "--mem", fmt.Sprintf("%dB", gpu), "--bandwidth", "1GB/s", "--weights-resident", "--time-limit", "10")
+	plain := certifyJSON(t, "--chain", chain, "--mem", fmt.Sprintf("%dB", gpu-info.Weights), "--bandwidth", "1GB/s", "--time-limit", "10")
+	whole := certifyJSON(t, "--chain", chain, "--mem", fmt.Sprintf("%dB", gpu), "--bandwidth", "1GB/s", "--time-limit", "10")
+	for _, lever := range []string{"remat", "act-offload"} {
+		r, p := res.Levers[lever], plain.Levers[lever]
+		require.False(t, r.Infeasible, lever)
+		assert.InDelta(t, p.BestBound, r.BestBound, 1e-12, lever)
+		assert.InDelta(t, p.BestAt, r.BestAt, 1e-12, lever)
+		assert.Contains(t, strings.Join(r.Notes, "\n"), "budget for activations", lever)
+	}
+	assert.InDelta(t, whole.Levers["weight-offload"].BestAt, res.Levers["weight-offload"].BestAt, 1e-12, "weight offloading counts the weights itself")
+
+	small := certifyJSON(t, "--chain", chain, "--mem", fmt.Sprintf("%dB", info.Weights-1), "--bandwidth", "1GB/s", "--weights-resident", "--time-limit", "10")
+	for _, lever := range []string{"remat", "act-offload"} {
+		assert.True(t, small.Levers[lever].Infeasible, lever)
+		assert.Contains(t, strings.Join(small.Levers[lever].Notes, "\n"), "fill the budget", lever)
+	}
 }

@@ -27,6 +27,7 @@ type SweepOptions struct {
 	ChainFile, From, To, Bandwidth string
 	Steps, Slots, Workers          int
 	MaxBreakpoints                 int
+	WeightsResident                bool
 	Levers                         []string
 	OutDir                         string
 	NoPlots                        bool
@@ -63,6 +64,7 @@ exit status 130 and the completed rows written.`,
 	f.IntVar(&opts.Steps, "steps", 10, "number of budgets")
 	f.IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots of the dynamic programs (of the --to budget)")
 	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "cap on one sub-chain's frontier in the exact C_FL table (0: 65536); above it, slots")
+	f.BoolVar(&opts.WeightsResident, "weights-resident", false, "budgets are the whole GPU with the weights resident: remat and act-offload get them minus the chain's weights")
 	f.StringSliceVar(&opts.Levers, "lever", nil, "levers to sweep: remat, act-offload, weight-offload (default: all that apply)")
 	f.StringVar(&opts.Bandwidth, "bandwidth", "", "GPU–CPU link rate for the offloading levers (e.g. 12GB/s)")
 	f.StringVarP(&opts.OutDir, "output", "o", "out", "directory for sweep.csv, sweep.json and the plots")
@@ -106,7 +108,7 @@ func parseSweep(opts *SweepOptions) (report.SweepOptions, error) {
 	if opts.MaxBreakpoints < 0 {
 		return so, usageErrorf("sweep: --max-breakpoints must be ≥ 0, got %d", opts.MaxBreakpoints)
 	}
-	in.MaxBreakpoints = opts.MaxBreakpoints
+	in.MaxBreakpoints, in.WeightsResident = opts.MaxBreakpoints, opts.WeightsResident
 	so.Input, so.Budgets, so.Levers, so.Workers = in, report.Budgets(lo, hi, opts.Steps), opts.Levers, opts.Workers
 	return so, nil
 }
