@@ -83,9 +83,9 @@ func certifyInput(chainFile, bandwidth string, slots int, limit float64, solver 
 		}
 	}
 	if bandwidth != "" {
-		beta, err := instances.ParseRate(bandwidth)
+		beta, err := rateFlag("--bandwidth", bandwidth)
 		if err != nil {
-			return in, &UsageError{fmt.Errorf("--bandwidth: %w", err)}
+			return in, err
 		}
 		in.Bandwidth = beta
 	}
@@ -119,9 +119,9 @@ func checkTimeLimit(limit float64) error {
 }
 
 func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
-	budget, err := instances.ParseSize(opts.Mem)
+	budget, err := sizeFlag("--mem", opts.Mem)
 	if err != nil {
-		return &UsageError{fmt.Errorf("--mem: %w", err)}
+		return err
 	}
 	if opts.MaxBreakpoints < 0 {
 		return usageErrorf("certify: --max-breakpoints must be ≥ 0, got %d", opts.MaxBreakpoints)

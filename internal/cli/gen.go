@@ -125,9 +125,9 @@ func newGenRandomCmd(io *IO, g *GenOptions) *cobra.Command {
 		Short: "A seeded random chain (for tests and experiments)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			size, err := instances.ParseSize(maxSize)
+			size, err := sizeFlag("--max-size", maxSize)
 			if err != nil {
-				return &UsageError{fmt.Errorf("--max-size: %w", err)}
+				return err
 			}
 			p.MaxSize = size
 			if p.Stages < 1 || p.Stages > 100000 || p.MaxSize < 1 || p.MaxTime < 0 {

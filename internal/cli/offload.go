@@ -38,13 +38,13 @@ func (o *WeightsOptions) problem() (*offload.Problem, error) {
 	if o.ChainFile == "" || o.Mem == "" {
 		return nil, usageErrorf("--chain and --mem are required")
 	}
-	mem, err := instances.ParseSize(o.Mem)
+	mem, err := sizeFlag("--mem", o.Mem)
 	if err != nil {
-		return nil, &UsageError{fmt.Errorf("--mem: %w", err)}
+		return nil, err
 	}
-	beta, err := instances.ParseRate(o.Bandwidth)
+	beta, err := rateFlag("--bandwidth", o.Bandwidth)
 	if err != nil {
-		return nil, &UsageError{fmt.Errorf("--bandwidth: %w", err)}
+		return nil, err
 	}
 	c, err := instances.LoadChain(o.ChainFile)
 	if err != nil {

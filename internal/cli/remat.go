@@ -113,9 +113,9 @@ func runRemat(opts *RematOptions, io *IO) error {
 	if opts.Mem == "" {
 		return usageErrorf("remat: --mem is required (e.g. --mem 90MiB)")
 	}
-	budget, err := instances.ParseSize(opts.Mem)
+	budget, err := sizeFlag("--mem", opts.Mem)
 	if err != nil {
-		return &UsageError{fmt.Errorf("--mem: %w", err)}
+		return err
 	}
 	if !contains(rematAlgos, opts.Algo) {
 		return usageErrorf("remat: unknown --algo %q (want %s)", opts.Algo, strings.Join(rematAlgos, ", "))

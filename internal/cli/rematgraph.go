@@ -36,9 +36,9 @@ func (o *RematGraphOptions) graph() (*instances.Graph, int64, error) {
 	if o.Mem == "" {
 		return nil, 0, usageErrorf("--mem is required")
 	}
-	mem, err := instances.ParseSize(o.Mem)
+	mem, err := sizeFlag("--mem", o.Mem)
 	if err != nil {
-		return nil, 0, &UsageError{fmt.Errorf("--mem: %w", err)}
+		return nil, 0, err
 	}
 	switch {
 	case o.GraphFile != "" && o.ChainFile != "":
@@ -230,9 +230,9 @@ func newExportAllCmd(io *IO) *cobra.Command {
 			if mem == "" {
 				return usageErrorf("--mem is required")
 			}
-			budget, err := instances.ParseSize(mem)
+			budget, err := sizeFlag("--mem", mem)
 			if err != nil {
-				return &UsageError{fmt.Errorf("--mem: %w", err)}
+				return err
 			}
 			c, err := instances.LoadChain(chain)
 			if err != nil {

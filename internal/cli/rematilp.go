@@ -66,9 +66,9 @@ func runRematILP(o *RematILPOptions, io *IO) error {
 	if o.Mem == "" {
 		return usageErrorf("remat: --mem is required (e.g. --mem 90MiB)")
 	}
-	budget, err := instances.ParseSize(o.Mem)
+	budget, err := sizeFlag("--mem", o.Mem)
 	if err != nil {
-		return &UsageError{fmt.Errorf("--mem: %w", err)}
+		return err
 	}
 	if o.TimeLimit <= 0 {
 		return usageErrorf("remat: --time-limit must be positive, got %g", o.TimeLimit)

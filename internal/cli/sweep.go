@@ -79,13 +79,13 @@ func parseSweep(opts *SweepOptions) (report.SweepOptions, error) {
 	if opts.From == "" || opts.To == "" {
 		return so, usageErrorf("sweep: --from and --to are required (e.g. --from 1GiB --to 4GiB)")
 	}
-	lo, err := instances.ParseSize(opts.From)
+	lo, err := sizeFlag("--from", opts.From)
 	if err != nil {
-		return so, &UsageError{fmt.Errorf("--from: %w", err)}
+		return so, err
 	}
-	hi, err := instances.ParseSize(opts.To)
+	hi, err := sizeFlag("--to", opts.To)
 	if err != nil {
-		return so, &UsageError{fmt.Errorf("--to: %w", err)}
+		return so, err
 	}
 	if lo > hi {
 		return so, usageErrorf("sweep: --from %s is above --to %s", opts.From, opts.To)

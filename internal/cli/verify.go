@@ -93,9 +93,9 @@ func runVerify(o *VerifyOptions, io *IO) error {
 	if o.Mem == "" {
 		return usageErrorf("verify: --mem is required")
 	}
-	budget, err := instances.ParseSize(o.Mem)
+	budget, err := sizeFlag("--mem", o.Mem)
 	if err != nil {
-		return &UsageError{fmt.Errorf("--mem: %w", err)}
+		return err
 	}
 	if o.Format != "auto" && o.Format != "json" && o.Format != "text" {
 		return usageErrorf("verify: --format must be auto, json or text, got %q", o.Format)
@@ -177,9 +177,9 @@ func validator(problem string) string {
 
 // verifyActs reads a timed activation-offloading schedule and checks it.
 func verifyActs(o *VerifyOptions, data []byte, rep *VerifyReport) error {
-	beta, err := instances.ParseRate(o.Bandwidth)
+	beta, err := rateFlag("--bandwidth", o.Bandwidth)
 	if err != nil {
-		return &UsageError{fmt.Errorf("--bandwidth: %w", err)}
+		return err
 	}
 	c, _, err := loadChain(o.ChainFile)
 	if err != nil {
@@ -284,9 +284,9 @@ func verifyWeights(o *VerifyOptions, data []byte, rep *VerifyReport) error {
 	if o.ChainFile == "" {
 		return usageErrorf("verify: --chain is required for weight-offload")
 	}
-	beta, err := instances.ParseRate(o.Bandwidth)
+	beta, err := rateFlag("--bandwidth", o.Bandwidth)
 	if err != nil {
-		return &UsageError{fmt.Errorf("--bandwidth: %w", err)}
+		return err
 	}
 	c, _, err := loadChain(o.ChainFile)
 	if err != nil {
