@@ -57,32 +57,6 @@ func TestInterruptibleTwoPartition(t *testing.T) {
 	}
 }
 
-func randomProblem(r *rand.Rand, n int, unit int64) *act.Problem {
-	p := &act.Problem{
-		X: make([]int64, n+1), Y: make([]int64, n+1),
-		UF: make([]float64, n), UB: make([]float64, n), ExF: make([]int64, n), ExB: make([]int64, n),
-		Beta: float64(unit) * float64(1+r.IntN(4)),
-	}
-	for i := range p.X {
-		p.X[i] = unit * int64(r.IntN(10))
-		if r.IntN(3) == 0 {
-			p.Y[i] = unit * int64(r.IntN(4))
-		}
-	}
-	for i := 0; i < n; i++ {
-		p.UF[i], p.UB[i] = float64(r.IntN(4)), float64(r.IntN(4))
-		if r.IntN(3) == 0 {
-			p.ExF[i] = unit * int64(r.IntN(4))
-		}
-		if r.IntN(3) == 0 {
-			p.ExB[i] = unit * int64(r.IntN(4))
-		}
-	}
-	lo, hi := p.MinMemory(), p.Peak()
-	p.MGPU = max(1, lo+(hi-lo)*int64(r.IntN(5))/4)
-	return p
-}
-
 // On 300 seeded small instances: Fractional ≤ interruptible bound (exact mode) ≤ the exact
 // optimum ≤ DYNPROG, and the slotted bound (S = 500 and S = 7) ≤ the exact optimum.
 func TestDynProgBoundsRandom(t *testing.T) {
@@ -93,7 +67,7 @@ func TestDynProgBoundsRandom(t *testing.T) {
 		if it%2 == 1 {
 			unit = 1 << 30
 		}
-		p := randomProblem(r, 1+r.IntN(5), unit)
+		p := act.Random(r, 1+r.IntN(5), unit)
 		e, st, err := hact.Exact(p, hact.ExactOptions{})
 		require.NoError(t, err)
 		require.Equal(t, hact.Optimal, st)

@@ -12,34 +12,6 @@ import (
 	"github.com/memsched/memsched/schedule"
 )
 
-// randomProblem draws a small instance with L+1 = n operations, sizes in [0, 9]·unit, times in
-// [0, 3] and M_GPU between the smallest feasible memory and M_peak.
-func randomProblem(r *rand.Rand, n int, unit int64) *act.Problem {
-	p := &act.Problem{
-		X: make([]int64, n+1), Y: make([]int64, n+1),
-		UF: make([]float64, n), UB: make([]float64, n), ExF: make([]int64, n), ExB: make([]int64, n),
-		Beta: float64(unit) * float64(1+r.IntN(4)),
-	}
-	for i := range p.X {
-		p.X[i] = unit * int64(r.IntN(10))
-		if r.IntN(3) == 0 {
-			p.Y[i] = unit * int64(r.IntN(4))
-		}
-	}
-	for i := 0; i < n; i++ {
-		p.UF[i], p.UB[i] = float64(r.IntN(4)), float64(r.IntN(4))
-		if r.IntN(3) == 0 {
-			p.ExF[i] = unit * int64(r.IntN(4))
-		}
-		if r.IntN(3) == 0 {
-			p.ExB[i] = unit * int64(r.IntN(4))
-		}
-	}
-	lo, hi := p.MinMemory(), p.Peak()
-	p.MGPU = max(1, lo+(hi-lo)*int64(r.IntN(5))/4)
-	return p
-}
-
 // allOrders calls f with every link sequence over the activations in cand (each chosen one
 // offloaded once and later prefetched once), the empty one included.
 func allOrders(cand []int, f func([]schedule.ActTransfer)) {
@@ -85,7 +57,7 @@ func TestExactAgainstEnumeration(t *testing.T) {
 		if it%2 == 1 {
 			unit = 1 << 30
 		}
-		p := randomProblem(r, 1+r.IntN(4), unit)
+		p := act.Random(r, 1+r.IntN(4), unit)
 		var cand []int
 		for j := 0; j <= p.L(); j++ {
 			if p.X[j] > 0 {
