@@ -8,11 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,50 +17,13 @@ import (
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/checkmate"
+	"github.com/memsched/memsched/milp/milptest"
 	"github.com/memsched/memsched/model"
 	"github.com/memsched/memsched/model/lpfile"
 	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/graphsim"
 )
-
-var (
-	cbcObj    = regexp.MustCompile(`(?:Objective value:|Optimal - objective value)\s+(\S+)`)
-	glpsolObj = regexp.MustCompile(`Objective:\s+\S+ = (\S+)`)
-)
-
-// externalObjective runs cbc or glpsol on a minimisation file and returns the optimal
-// objective it prints (the same invocations as milp/milptest's reader test).
-func externalObjective(t *testing.T, solver, path string) (float64, bool) {
-	var out []byte
-	var err error
-	var re *regexp.Regexp
-	switch solver {
-	case "cbc":
-		out, err = exec.Command("cbc", path, "-solve", "-quit").CombinedOutput()
-		require.NoError(t, err, string(out))
-		re = cbcObj
-	case "glpsol":
-		flag := "--lp"
-		if strings.HasSuffix(path, ".mps") {
-			flag = "--freemps"
-		}
-		report := filepath.Join(t.TempDir(), "out.txt")
-		out, err = exec.Command("glpsol", flag, path, "-o", report).CombinedOutput()
-		require.NoError(t, err, string(out))
-		out, err = os.ReadFile(report)
-		require.NoError(t, err)
-		re = glpsolObj
-	}
-	if !strings.Contains(strings.ToLower(string(out)), "optimal") {
-		return 0, false
-	}
-	m := re.FindSubmatch(out)
-	require.NotNil(t, m, string(out))
-	v, err := strconv.ParseFloat(string(m[1]), 64)
-	require.NoError(t, err)
-	return v, true
-}
 
 // TestExternalSolvers: 24 exported models (the hand DAGs at their feasible budgets, random
 // DAGs, a chain's graph) written as .lp and .mps; cbc and glpsol reach HiGHS's optimum on each.
@@ -137,9 +96,7 @@ func externalAgree(t *testing.T, models []*model.Model) {
 	s := solver(t)
 	for _, name := range []string{"cbc", "glpsol"} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := exec.LookPath(name); err != nil {
-				t.Skipf("%s is not installed: %v", name, err)
-			}
+			milptest.SkipWithoutExternal(t, name)
 			for i, m := range models {
 				res, err := milp.Solve(context.Background(), s, m, milp.Params{})
 				require.NoError(t, err)
@@ -153,7 +110,7 @@ func externalAgree(t *testing.T, models []*model.Model) {
 					}
 					path := filepath.Join(t.TempDir(), "m."+format)
 					require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-					got, ok := externalObjective(t, name, path)
+					got, ok := milptest.RunExternal(t, name, path, false)
 					require.True(t, ok, "case %d %s: %s found no optimum", i, format, name)
 					assert.InDelta(t, res.Objective, got, 1e-6*math.Max(1, math.Abs(res.Objective)), "case %d %s", i, format)
 				}

@@ -5,10 +5,7 @@ package weightlb_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,6 +16,7 @@ import (
 	"github.com/memsched/memsched/instances/zoo"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/highs"
+	"github.com/memsched/memsched/milp/milptest"
 	"github.com/memsched/memsched/milp/weightlb"
 	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/verify/periodic"
@@ -60,9 +58,7 @@ func TestThreePartitionBound(t *testing.T) {
 // TestExportedFileCBC: the MILP of a 36-block GPT-2 (hidden 3072, 24 heads, batch 16, fp16,
 // M_GPU 6 GiB, 12 GB/s), written as MPS, is solved by CBC to HiGHS's optimum.
 func TestExportedFileCBC(t *testing.T) {
-	if _, err := exec.LookPath("cbc"); err != nil {
-		t.Skipf("cbc is not installed (make setup installs coinor-cbc): %v", err)
-	}
+	milptest.SkipWithoutExternal(t, "cbc")
 	c, err := zoo.Transformer(zoo.TransformerConfig{Kind: "gpt2", Hidden: 3072, Heads: 24, Layers: 36, SeqLen: 1024, Batch: 16, DType: "fp16"})
 	require.NoError(t, err)
 	p, err := offload.FromChain(c, 6<<30, 12e9)
@@ -79,12 +75,8 @@ func TestExportedFileCBC(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, mpsfile.Write(f, m))
 	require.NoError(t, f.Close())
-	out, err := exec.Command("cbc", path, "-sec", "300", "-solve", "-quit").CombinedOutput()
-	require.NoError(t, err, string(out))
-	mt := regexp.MustCompile(`(?:Objective value:|Optimal - objective value)\s+(\S+)`).FindSubmatch(out)
-	require.NotNil(t, mt, string(out))
-	got, err := strconv.ParseFloat(string(mt[1]), 64)
-	require.NoError(t, err)
+	got, ok := milptest.RunExternal(t, "cbc", path, false, "-sec", "300")
+	require.True(t, ok, "cbc found no optimum")
 	assert.InEpsilon(t, res.Objective, got, 1e-6)
 	t.Logf("36 layers: HiGHS %.6f s, CBC %.6f s (Σu bound, %d variables)", res.Objective*v.Units.Time, got*v.Units.Time, m.NumVars())
 }
