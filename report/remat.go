@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -48,15 +49,13 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 		nslots = dp.DefaultSlots
 	}
 	// The strategies are independent: run them on all cores (each DP table is one job).
-	names := make([]string, 0, len(RematStrategies))
-	for _, name := range RematStrategies {
-		if why := floatingOutOfReach(c.Len(), nslots, maxFloatingBytes); name == "floating" && why != "" {
-			lr.Notes = append(lr.Notes, "floating: not run: "+why)
-			continue
-		}
-		names = append(names, name)
-	}
+	// floating waits for the bounds: when the exact C_FL table in bytes is within reach, its
+	// sequence is the floating row (the optimum of the class) and no slotted table is built.
+	slottedFloating := floatingOutOfReach(c.Len(), nslots, maxFloatingBytes)
+	names := append([]string(nil), RematStrategies...)
 	rows := make([]Row, len(names))
+	seqs := make([]schedule.Sequence, len(names))
+	skip := make([]bool, len(names))
 	errs := make([]error, len(names))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -66,9 +65,11 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	var notes []string
 	var optSeq schedule.Sequence
 	var boundErr error
+	boundsDone := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer close(boundsDone)
 		sem <- struct{}{}
 		defer func() { <-sem }()
 		bounds, notes, optSeq, boundErr = RematBounds(ctx, c, budget, nslots, in.MaxBreakpoints, in.TimeLimit)
@@ -77,19 +78,36 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if errs[i] = ctx.Err(); errs[i] != nil {
-				return
-			}
 			start := time.Now()
-			seq, err := RematStrategy(c, budget, name, slots)
-			if err != nil {
-				errs[i] = fmt.Errorf("%s: %w", name, err)
-				return
+			var seq schedule.Sequence
+			if name == "floating" {
+				<-boundsDone
+				switch {
+				case optSeq != nil:
+					seq = optSeq
+				case slottedFloating != "":
+					skip[i] = true
+					return
+				}
 			}
+			if seq == nil {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if errs[i] = ctx.Err(); errs[i] != nil {
+					return
+				}
+				var err error
+				if seq, err = RematStrategy(c, budget, name, slots); err != nil {
+					errs[i] = fmt.Errorf("%s: %w", name, err)
+					return
+				}
+			}
+			seqs[i] = seq
 			rows[i], errs[i] = rematRow(c, budget, name, seq)
 			rows[i].Seconds = time.Since(start).Seconds()
+			if name == "floating" && optSeq != nil {
+				rows[i].Note = "C_FL exact in bytes"
+			}
 			if in.Progress != nil {
 				in.Progress.Advance(1)
 			}
@@ -101,30 +119,24 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 			return lr, err
 		}
 	}
-	lr.Rows = rows
+	for i := range names {
+		if skip[i] {
+			lr.Notes = append(lr.Notes, "floating: not run: "+slottedFloating)
+			continue
+		}
+		lr.Rows = append(lr.Rows, rows[i])
+	}
 	lr.Bounds, lr.Notes = bounds, append(lr.Notes, notes...)
 	if boundErr != nil {
 		return lr, boundErr
 	}
-	// The exact C_FL table's sequence is the optimum of the floating class: it replaces the
-	// slotted floating row when it is faster (replayed like every row).
-	if optSeq != nil {
-		for i := range lr.Rows {
-			if lr.Rows[i].Strategy != "floating" {
-				continue
-			}
-			r, err := rematRow(c, budget, "floating", optSeq)
-			if err != nil {
-				return lr, err
-			}
-			if r.Feasible && (!lr.Rows[i].Feasible || r.Makespan < lr.Rows[i].Makespan) {
-				r.Seconds, r.Note = lr.Rows[i].Seconds, "C_FL exact in bytes"
-				lr.Rows[i] = r
-			}
-		}
+	// The MILP starts from the best sequence at hand: exact C_FL's (the optimum), else C_MP's.
+	best := optSeq
+	if best == nil {
+		best = seqs[slices.Index(names, "persistent")]
 	}
 	if in.TimeLimit > 0 {
-		if err := rematILP(ctx, in, &lr, nslots, optSeq, start.Add(in.TimeLimit)); err != nil {
+		if err := rematILP(ctx, in, &lr, best, start.Add(in.TimeLimit)); err != nil {
 			return lr, err
 		}
 		refine(ctx, in, &lr, nslots, start.Add(in.TimeLimit))

@@ -6,7 +6,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/checkmate"
 	"github.com/memsched/memsched/schedule"
@@ -27,13 +26,13 @@ const ilpCheckLimit = 5 * time.Second
 
 // rematILP solves the chain-exact MILP (milp/checkmate.SolveChainExact: Checkmate's model
 // extended to 004's operations, equal to the exhaustive search on chains) within the time
-// left, warm-started from the exact C_FL sequence when there is one, else rotor's C_MP
-// sequence, and adds its row ("ilp", replayed by
+// left, warm-started from start (the best sequence at hand: exact C_FL's, else rotor's C_MP's),
+// and adds its row ("ilp", replayed by
 // verify.Remat) and its bound (kind MILP, with status and gap) to lr. It runs only with a
 // MILP backend that solves real models (not the pure-Go referee), on chains of at most
 // ilpCheckStages stages, or ilpMaxStages while no exact bound meets the best row. A bound
 // above a verified row contradicts the solver and is dropped with a note, never reported.
-func rematILP(ctx context.Context, in Input, lr *LeverReport, nslots int, best schedule.Sequence, deadline time.Time) error {
+func rematILP(ctx context.Context, in Input, lr *LeverReport, start schedule.Sequence, deadline time.Time) error {
 	c, budget := in.Chain, in.Budget
 	n := c.Len()
 	if n > ilpMaxStages || (n > ilpCheckStages && bracketClosed(lr)) {
@@ -56,25 +55,14 @@ func rematILP(ctx context.Context, in Input, lr *LeverReport, nslots int, best s
 		lr.Notes = append(lr.Notes, "ilp: not run, the time limit is spent")
 		return nil
 	}
-	// The start point: exact C_FL's sequence when the bounds found one (the optimum: the MILP
-	// then only has to prove it), else rotor's C_MP.
-	start, startBy := best, "exact C_FL"
-	if start == nil {
-		if start, err = RematStrategy(c, budget, "persistent", dp.Options{Slots: nslots}); err != nil {
-			return err
-		}
-		startBy = "C_MP"
-	}
 	if in.Progress != nil {
 		in.Progress.Step("remat chain-exact MILP ("+s.Name()+")", 0)
 		defer in.Progress.Done()
 	}
 	params := milp.Params{TimeLimit: left}
 	if in.Progress != nil {
-		if f, err := checkmate.BuildChain(c, budget); err == nil {
-			u := f.Units.Time
-			params.Progress = func(inc, bound, gap float64) { in.Progress.MILP(inc*u, bound*u, gap) }
-		}
+		u := checkmate.ChainUnits(c).Time
+		params.Progress = func(inc, bound, gap float64) { in.Progress.MILP(inc*u, bound*u, gap) }
 	}
 	t0 := time.Now()
 	sol, f, err := checkmate.SolveChainExact(ctx, s, c, budget, params, start)
@@ -90,7 +78,7 @@ func rematILP(ctx context.Context, in Input, lr *LeverReport, nslots int, best s
 	row.Seconds = secs
 	row.Note = fmt.Sprintf("chain-exact MILP, %s, %d rows × %d columns", sol.Status, f.Model.NumRows(), f.Model.NumVars())
 	if sol.FromStart {
-		row.Note += "; " + startBy + "'s start sequence (no better incumbent)"
+		row.Note += "; the start sequence (no better incumbent)"
 	}
 	lr.Rows = append(lr.Rows, row)
 	if in.Progress != nil {

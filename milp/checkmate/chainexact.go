@@ -72,13 +72,7 @@ func BuildChain(c *instances.Chain, budget int64) (*ChainFormulation, error) {
 		return nil, fmt.Errorf("checkmate: budget %d bytes is negative", budget)
 	}
 	n := c.Len()
-	sizes := []int64{c.A0, c.Delta0}
-	var times []float64
-	for _, st := range c.Stages {
-		sizes = append(sizes, st.A, st.ABar, st.Delta, st.OF, st.OB)
-		times = append(times, st.UF, st.UB)
-	}
-	u := milp.ChooseUnits(sizes, times)
+	u := ChainUnits(c)
 	m := model.New("checkmate-chain")
 	if c.Name != "" {
 		m.Name = "checkmate-chain-" + c.Name
@@ -304,4 +298,17 @@ func (f *ChainFormulation) Point(seq schedule.Sequence) ([]float64, error) {
 		return nil, fmt.Errorf("checkmate: the point of a valid sequence breaks the model: %w", err)
 	}
 	return x, nil
+}
+
+// ChainUnits returns the units BuildChain writes c's model in (milp.ChooseUnits over its sizes
+// and operation times), so that a caller can read the model's values back in seconds without
+// building it.
+func ChainUnits(c *instances.Chain) milp.Units {
+	sizes := []int64{c.A0, c.Delta0}
+	var times []float64
+	for _, st := range c.Stages {
+		sizes = append(sizes, st.A, st.ABar, st.Delta, st.OF, st.OB)
+		times = append(times, st.UF, st.UB)
+	}
+	return milp.ChooseUnits(sizes, times)
 }
