@@ -315,27 +315,9 @@ func SumU(c *instances.Chain) float64 {
 // allows (at most nslots).
 func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots, maxBreakpoints int, limit time.Duration) (bounds []Bound, notes []string, optSeq schedule.Sequence, err error) {
 	deadline := time.Now().Add(limit)
-	if minB := verify.MinBudget(c); budget < minB {
-		bounds = append(bounds, Bound{Name: "minimum budget", Kind: Exhaustive, Infeasible: true, Exact: true,
-			Note: fmt.Sprintf("no sequence fits below %s (verify.MinBudget)", instances.FormatSize(minB))})
-		return bounds, notes, nil, nil
-	}
-	bounds = append(bounds, Bound{Name: "Σ(u_f+u_b)", Kind: Relaxation, Value: SumU(c),
-		Note: "every stage's forward and backward once, no recomputation"})
-	exact := false
-	if c.Len() <= oracle.MaxStages {
-		start := time.Now()
-		_, ms, ok, err := oracle.Remat(c, budget, verify.RematOptions{})
-		if err != nil {
-			return bounds, notes, nil, err
-		}
-		b := Bound{Name: "exhaustive search", Kind: Exhaustive, Exact: true, Seconds: time.Since(start).Seconds()}
-		if ok {
-			b.Value = ms
-		} else {
-			b.Infeasible = true
-		}
-		bounds, exact = append(bounds, b), true
+	bounds, exact, err := tableFreeRematBounds(c, budget)
+	if err != nil || (len(bounds) > 0 && bounds[0].Infeasible) {
+		return bounds, notes, nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return bounds, notes, nil, err
@@ -424,4 +406,31 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots, 
 		return bounds, notes, nil, err
 	}
 	return append(bounds, b), notes, nil, nil
+}
+
+// tableFreeRematBounds returns the remat bounds that need no DP table, for RematBounds and the
+// sweep alike: the smallest feasible budget (alone, Infeasible, when budget is below it),
+// Σ(u_f+u_b), and on ≤ oracle.MaxStages stages the exhaustive search (exact reports it ran).
+func tableFreeRematBounds(c *instances.Chain, budget int64) (bounds []Bound, exact bool, err error) {
+	if minB := verify.MinBudget(c); budget < minB {
+		return []Bound{{Name: "minimum budget", Kind: Exhaustive, Infeasible: true, Exact: true,
+			Note: fmt.Sprintf("no sequence fits below %s (verify.MinBudget)", instances.FormatSize(minB))}}, true, nil
+	}
+	bounds = append(bounds, Bound{Name: "Σ(u_f+u_b)", Kind: Relaxation, Value: SumU(c),
+		Note: "every stage's forward and backward once, no recomputation"})
+	if c.Len() > oracle.MaxStages {
+		return bounds, false, nil
+	}
+	start := time.Now()
+	_, ms, ok, err := oracle.Remat(c, budget, verify.RematOptions{})
+	if err != nil {
+		return bounds, false, err
+	}
+	b := Bound{Name: "exhaustive search", Kind: Exhaustive, Exact: true, Seconds: time.Since(start).Seconds()}
+	if ok {
+		b.Value = ms
+	} else {
+		b.Infeasible = true
+	}
+	return append(bounds, b), true, nil
 }

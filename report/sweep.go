@@ -405,16 +405,9 @@ const maxSweepBoundBytes = 512 << 20
 // sweepRematBounds is RematBounds without the C_FL tables built per budget, except the floored
 // C_FL when the chain is within its reach and no exact table (haveExact) covers the sweep.
 func sweepRematBounds(ctx context.Context, c *instances.Chain, b int64, nslots int, haveExact bool) ([]Bound, error) {
-	if minB := verify.MinBudget(c); b < minB {
-		return []Bound{{Name: "minimum budget", Kind: Exhaustive, Infeasible: true, Exact: true}}, nil
-	}
-	bounds := []Bound{{Name: "Σ(u_f+u_b)", Kind: Relaxation, Value: SumU(c)}}
-	if c.Len() <= oracle.MaxStages {
-		_, ms, ok, err := oracle.Remat(c, b, verify.RematOptions{})
-		if err != nil {
-			return nil, err
-		}
-		bounds = append(bounds, Bound{Name: "exhaustive search", Kind: Exhaustive, Exact: true, Value: ms, Infeasible: !ok})
+	bounds, _, err := tableFreeRematBounds(c, b)
+	if err != nil || bounds[0].Infeasible {
+		return bounds, err
 	}
 	if haveExact || floatingOutOfReach(c.Len(), nslots, maxSweepBoundBytes) != "" || ctx.Err() != nil {
 		return bounds, nil
@@ -423,8 +416,11 @@ func sweepRematBounds(ctx context.Context, c *instances.Chain, b int64, nslots i
 	if err != nil {
 		return nil, err
 	}
-	bounds = append(bounds, Bound{Name: fmt.Sprintf("C_FL floored, %d slots", nslots), Kind: DPRelaxation, Value: lb, Infeasible: !feasible})
-	return bounds, nil
+	fl := Bound{Name: fmt.Sprintf("C_FL floored, %d slots", nslots), Kind: DPRelaxation, Value: lb, Infeasible: !feasible}
+	if !feasible {
+		fl.Value = 0 // +Inf has no JSON form; Infeasible says it
+	}
+	return append(bounds, fl), nil
 }
 
 // weights sweeps the weight-offloading lever: the heuristics per budget, bounds Σu and the
