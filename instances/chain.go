@@ -37,6 +37,16 @@ type Chain struct {
 // Len returns the number of stages including the loss stage (L+1).
 func (c *Chain) Len() int { return len(c.Stages) }
 
+// ComputeTime returns Σ_ℓ (u_f^ℓ + u_b^ℓ): every rematerialization sequence runs each forward
+// and backward at least once, so it bounds every makespan of 004's model from below.
+func (c *Chain) ComputeTime() float64 {
+	var s float64
+	for _, st := range c.Stages {
+		s += st.UF + st.UB
+	}
+	return s
+}
+
 // Stage returns stage ℓ (1-based, 1 ≤ ℓ ≤ Len()). It panics when ℓ is out of range.
 func (c *Chain) Stage(l int) *Stage {
 	if l < 1 || l > len(c.Stages) {

@@ -293,15 +293,6 @@ func rematRow(c *instances.Chain, budget int64, name string, seq schedule.Sequen
 	return row, nil
 }
 
-// SumU returns Σ_ℓ (u_f^ℓ + u_b^ℓ): every sequence runs each forward and backward at least once.
-func SumU(c *instances.Chain) float64 {
-	var s float64
-	for _, st := range c.Stages {
-		s += st.UF + st.UB
-	}
-	return s
-}
-
 // RematBounds returns every remat lower bound within reach, and notes on those out of reach.
 //
 // The strongest, when the chain has at most dp.MaxFloatingStages stages, is C_FL exact in
@@ -416,7 +407,7 @@ func tableFreeRematBounds(c *instances.Chain, budget int64) (bounds []Bound, exa
 		return []Bound{{Name: "minimum budget", Kind: Exhaustive, Infeasible: true, Exact: true,
 			Note: fmt.Sprintf("no sequence fits below %s (verify.MinBudget)", instances.FormatSize(minB))}}, true, nil
 	}
-	bounds = append(bounds, Bound{Name: "Σ(u_f+u_b)", Kind: Relaxation, Value: SumU(c),
+	bounds = append(bounds, Bound{Name: "Σ(u_f+u_b)", Kind: Relaxation, Value: c.ComputeTime(),
 		Note: "every stage's forward and backward once, no recomputation"})
 	if c.Len() > oracle.MaxStages {
 		return bounds, false, nil

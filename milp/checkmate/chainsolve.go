@@ -120,11 +120,7 @@ func SolveChainExact(ctx context.Context, s milp.Solver, c *instances.Chain, bud
 	if !math.IsNaN(res.Bound) && !math.IsInf(res.Bound, 0) {
 		sol.Bound = res.Bound * f.Units.Time
 	}
-	var once float64
-	for _, st := range c.Stages {
-		once += st.UF + st.UB
-	}
-	sol.Bound = math.Max(sol.Bound, once)
+	sol.Bound = math.Max(sol.Bound, c.ComputeTime())
 	if res.Status == milp.Infeasible {
 		if start != nil {
 			return nil, f, fmt.Errorf("checkmate: %s claims infeasible while the start sequence (%g s) replays within the budget", res.Solver, startMk)
