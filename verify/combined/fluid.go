@@ -1,0 +1,264 @@
+package combined
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify"
+)
+
+// FluidResult is the fluid model's verdict on a plan (SPEC §6).
+type FluidResult struct {
+	// Feasible is false when some operation does not fit even once the link has moved every
+	// byte it can (Reason says which).
+	Feasible bool
+	Reason   string
+	// Makespan is computation plus idle, in seconds; Exact is the same as an exact rational.
+	Makespan float64
+	Exact    *big.Rat
+	// Compute is Σ of the operations' durations (recomputations included); Idle the rest.
+	Compute, Idle float64
+	// Offloaded is the number of tensors offloaded, OffloadedBytes their size.
+	Offloaded      int
+	OffloadedBytes int64
+}
+
+// level is one nesting level of a plan: a top-level segment, or the loss stage (last).
+type level struct {
+	x         schedule.Tensor
+	size      int64
+	off       bool
+	fwd, bwd  []int // indices into the plan's compute stream
+	start     int   // first stage
+	lastStage int
+}
+
+// plainStream is a plan's compute stream replayed without any offloading by verify.Remat's
+// rules: each operation's memory (everything stored, outputs and overhead) and duration.
+type plainStream struct {
+	ops    schedule.Sequence
+	mem    []int64
+	dur    []float64
+	levels []level
+}
+
+// replay builds the compute stream of p on c, checks the plan's structure and replays the
+// stream with verify.RematState.Apply.
+func replay(c *instances.Chain, p *schedule.CombinedPlan) (*plainStream, error) {
+	n := c.Len()
+	L := n - 1
+	next := 1
+	var prev *schedule.CombinedSegment
+	st := &plainStream{}
+	for k := range p.Segments {
+		g := p.Segments[k]
+		if g.Start != next {
+			return nil, fmt.Errorf("segment %d starts at stage %d, want %d (segments cover 1..%d in order)", k+1, g.Start, next, L)
+		}
+		if g.End < g.Start || g.End > L {
+			return nil, fmt.Errorf("segment %d: stages %d..%d out of 1..%d", k+1, g.Start, g.End, L)
+		}
+		if g.All && g.End != g.Start {
+			return nil, fmt.Errorf("segment %d: an F_all segment has one stage, got %d..%d", k+1, g.Start, g.End)
+		}
+		if g.All && len(g.Backward) > 0 {
+			return nil, fmt.Errorf("segment %d: an F_all segment's backward part is B^%d, no sequence", k+1, g.Start)
+		}
+		if !g.All {
+			if len(g.Backward) == 0 {
+				return nil, fmt.Errorf("segment %d: F_ck segment %d..%d has no backward sequence", k+1, g.Start, g.End)
+			}
+			for _, o := range g.Backward {
+				if o.Kind == schedule.Del || o.Stage < g.Start || o.Stage > g.End {
+					return nil, fmt.Errorf("segment %d: backward operation %v outside stages %d..%d", k+1, o, g.Start, g.End)
+				}
+			}
+			if last := g.Backward[len(g.Backward)-1]; last != (schedule.Op{Kind: schedule.B, Stage: g.Start}) {
+				return nil, fmt.Errorf("segment %d: the backward sequence ends with %v, want B^%d", k+1, last, g.Start)
+			}
+		}
+		x := g.Input(prev)
+		st.levels = append(st.levels, level{x: x, size: tensorSize(c, x), off: g.Offload, start: g.Start, lastStage: g.End})
+		prev = &p.Segments[k]
+		next = g.End + 1
+	}
+	if next != n {
+		return nil, fmt.Errorf("the segments end at stage %d, want %d (the loss stage %d is not a segment)", next-1, L, n)
+	}
+	x := p.LossInput()
+	if len(p.Segments) == 0 {
+		x = schedule.Tensor{}
+	}
+	st.levels = append(st.levels, level{x: x, size: tensorSize(c, x), off: p.OffloadLoss, start: n, lastStage: n})
+	st.ops = p.Ops(n)
+	// Assign the operations to the levels: forward steps in order, then F_all^{L+1}, B^{L+1},
+	// then the backward parts innermost first.
+	i := 0
+	for k := range p.Segments {
+		for range p.Segments[k].Forward() {
+			st.levels[k].fwd = append(st.levels[k].fwd, i)
+			i++
+		}
+	}
+	K := len(p.Segments)
+	st.levels[K].fwd = []int{i}
+	st.levels[K].bwd = []int{i + 1}
+	i += 2
+	for k := K - 1; k >= 0; k-- {
+		for range p.Segments[k].BackwardOps() {
+			st.levels[k].bwd = append(st.levels[k].bwd, i)
+			i++
+		}
+	}
+	s := verify.InitialState(c)
+	st.mem, st.dur = make([]int64, len(st.ops)), make([]float64, len(st.ops))
+	for j, op := range st.ops {
+		m, d, err := s.Apply(c, op)
+		if err != nil {
+			return nil, fmt.Errorf("operation %d (%v): %v", j+1, op, err)
+		}
+		st.mem[j], st.dur[j] = m, d
+	}
+	if s.T != 0 {
+		return nil, fmt.Errorf("the stream ends before δ^0 (current gradient δ^%d)", s.T)
+	}
+	return st, nil
+}
+
+// tensorSize is |a^ℓ| or |ā^ℓ| (ā^0 is a^0).
+func tensorSize(c *instances.Chain, t schedule.Tensor) int64 {
+	if t.Full && t.Stage > 0 {
+		return c.Stage(t.Stage).ABar
+	}
+	return c.SizeA(t.Stage)
+}
+
+func rat(x float64) *big.Rat  { return new(big.Rat).SetFloat64(x) }
+func ratInt(x int64) *big.Rat { return new(big.Rat).SetInt64(x) }
+
+// Fluid evaluates plan p on chain c under budget bytes (everything counted, a^0 included) and
+// a link of beta bytes per second in the fluid model of SPEC §6, in exact rational arithmetic
+// (every float64 input is taken as the exact binary fraction it is):
+//
+//   - Offloads run first-in first-out and as early as possible during the forward phase: a
+//     segment's input joins the link's queue when its producer ends; a byte of it leaves GPU
+//     memory once sent and once the segment's first forward (its reader) has ended. Memory is
+//     checked at the start of each forward operation; when it would exceed the budget the
+//     compute stream idles until the link has sent the excess (infeasible if the bytes
+//     queued cannot free enough).
+//   - At the turn (after F_all^{L+1}) the bytes still queued are sent with no computation
+//     beside them.
+//   - Prefetches run as late as possible, last-offloaded first: level by level from the
+//     outside in, the backward part of a level is run backwards in time with the backlog q of
+//     bytes that must arrive during it (0 for the outermost level). Before each operation o,
+//     memory at the end of o — the operation's own, the kept inputs and the q bytes already
+//     back — is checked; an excess is moved during an idle after o (q shrinks by it), then
+//     q ← max(0, q − β·u(o)). What is left, plus the level's own input if it is offloaded, is
+//     the next level's backlog; the loss stage's leftover is moved at the turn.
+//
+// Makespan = Σ durations + idle. The plan's structure and its compute stream are checked with
+// verify.RematState.Apply; an invalid plan is an error.
+func Fluid(c *instances.Chain, budget int64, beta float64, p *schedule.CombinedPlan) (FluidResult, error) {
+	if err := c.Validate(); err != nil {
+		return FluidResult{}, err
+	}
+	if !(beta > 0) || math.IsInf(beta, 0) {
+		return FluidResult{}, fmt.Errorf("combined: bandwidth β = %g must be positive and finite", beta)
+	}
+	st, err := replay(c, p)
+	if err != nil {
+		return FluidResult{}, fmt.Errorf("combined: invalid plan: %v", err)
+	}
+	res := FluidResult{}
+	for _, lv := range st.levels {
+		if lv.off {
+			res.Offloaded++
+			res.OffloadedBytes += lv.size
+		}
+	}
+	b := rat(beta)
+	M := ratInt(budget)
+	idle := new(big.Rat) // in bytes moved by the link; idle time = idle/β
+	pend := new(big.Rat) // bytes queued for offload and still on the GPU
+	var away int64       // bytes of offloaded inputs of enclosing levels (their part is in pend)
+	infeasible := func(format string, args ...any) (FluidResult, error) {
+		res.Reason = fmt.Sprintf(format, args...)
+		return res, nil
+	}
+	// Forward phase.
+	for _, lv := range st.levels {
+		for j, i := range lv.fwd {
+			// Plain memory minus the offloaded inputs (theirs is in pend), the level's own
+			// input included in full during its first forward.
+			mem := st.mem[i] - away
+			if lv.off && j > 0 {
+				mem -= lv.size
+			}
+			tot := new(big.Rat).Add(ratInt(mem), pend)
+			if tot.Cmp(M) > 0 {
+				ex := tot.Sub(tot, M)
+				if ex.Cmp(pend) > 0 {
+					return infeasible("%v (operation %d) needs %s B more than the budget, and only %s B are queued for offload",
+						st.ops[i], i+1, new(big.Rat).Sub(ex, pend).FloatString(0), pend.FloatString(0))
+				}
+				idle.Add(idle, ex)
+				pend.Sub(pend, ex)
+			}
+			if lv.off && j == 0 {
+				pend.Add(pend, ratInt(lv.size))
+			}
+			pend.Sub(pend, new(big.Rat).Mul(b, rat(st.dur[i])))
+			if pend.Sign() < 0 {
+				pend.SetInt64(0)
+			}
+		}
+		if lv.off {
+			away += lv.size
+		}
+	}
+	// The turn: what is still queued goes out with no computation beside it.
+	idle.Add(idle, pend)
+	// Backward phase, outermost level first, each run backwards in time.
+	q := new(big.Rat)
+	away = 0
+	for k, lv := range st.levels {
+		for j := len(lv.bwd) - 1; j >= 0; j-- {
+			i := lv.bwd[j]
+			tot := new(big.Rat).Add(ratInt(st.mem[i]-away), q)
+			if tot.Cmp(M) > 0 {
+				ex := tot.Sub(tot, M)
+				if ex.Cmp(q) > 0 {
+					return infeasible("%v (operation %d) needs %s B more than the budget even with nothing prefetched during it",
+						st.ops[i], i+1, new(big.Rat).Sub(ex, q).FloatString(0))
+				}
+				idle.Add(idle, ex)
+				q.Sub(q, ex)
+			}
+			q.Sub(q, new(big.Rat).Mul(b, rat(st.dur[i])))
+			if q.Sign() < 0 {
+				q.SetInt64(0)
+			}
+		}
+		if lv.off {
+			q.Add(q, ratInt(lv.size))
+			away += lv.size
+		}
+		if k == len(st.levels)-1 {
+			idle.Add(idle, q) // the loss stage's leftover arrives at the turn
+		}
+	}
+	compute := new(big.Rat)
+	for _, d := range st.dur {
+		compute.Add(compute, rat(d))
+	}
+	it := new(big.Rat).Quo(idle, b)
+	res.Exact = new(big.Rat).Add(compute, it)
+	res.Feasible = true
+	res.Makespan, _ = res.Exact.Float64()
+	res.Compute, _ = compute.Float64()
+	res.Idle, _ = it.Float64()
+	return res, nil
+}
