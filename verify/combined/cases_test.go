@@ -7,33 +7,18 @@ import (
 	"github.com/memsched/memsched/schedule"
 )
 
-// specChain builds a chain from SPEC §6's arrays, indexed by stage ℓ = 0..L+1 (overheads 0).
-func specChain(a, abar, delta []int64, uf, ub []float64) *instances.Chain {
-	c := &instances.Chain{Name: "spec §6", A0: a[0], Delta0: delta[0]}
-	for l := 1; l < len(a); l++ {
-		c.Stages = append(c.Stages, instances.Stage{Name: "s", UF: uf[l], UB: ub[l], A: a[l], ABar: abar[l], Delta: delta[l]})
-	}
-	return c
-}
+func chainAD() *instances.Chain { return instances.SpecCombinedAD() }
 
-// chainAD is the chain of SPEC §6 cases A–D (L = 2; Σu = 6, store-all peak 13).
-func chainAD() *instances.Chain {
-	return specChain([]int64{1, 2, 2, 0}, []int64{1, 4, 4, 0}, []int64{0, 2, 2, 0}, []float64{0, 1, 1, 0}, []float64{0, 2, 2, 0})
-}
-
-// chainE is the chain of SPEC §6 case E (L = 3).
-func chainE() *instances.Chain {
-	return specChain([]int64{2, 2, 2, 2, 0}, []int64{2, 4, 4, 4, 0}, []int64{2, 2, 2, 2, 0}, []float64{0, 1, 1, 1, 0}, []float64{0, 2, 2, 2, 0})
-}
+func chainE() *instances.Chain { return instances.SpecCombinedE() }
 
 // specCase is one row of SPEC §6's table: values in seconds, nil = infeasible.
 type specCase struct {
-	name                      string
-	chain                     *instances.Chain
-	budget                    int64
-	beta                      float64
-	combined, remat, offload  *big.Rat
-	plan                      *schedule.CombinedPlan // the optimum SPEC §6 describes
+	name                     string
+	chain                    *instances.Chain
+	budget                   int64
+	beta                     float64
+	combined, remat, offload *big.Rat
+	plan                     *schedule.CombinedPlan // the optimum SPEC §6 describes
 }
 
 func q(a, b int64) *big.Rat { return big.NewRat(a, b) }

@@ -179,82 +179,104 @@ func Fluid(c *instances.Chain, budget int64, beta float64, p *schedule.CombinedP
 			res.OffloadedBytes += lv.size
 		}
 	}
+	// The link moves β·u bytes during an operation of duration u. When that is a whole number
+	// for every stage (integer instances), every quantity below is a whole number of bytes and
+	// the model runs in int64; otherwise in rationals. Both are exact.
 	b := rat(beta)
-	M := ratInt(budget)
-	idle := new(big.Rat) // in bytes moved by the link; idle time = idle/β
-	pend := new(big.Rat) // bytes queued for offload and still on the GPU
-	var away int64       // bytes of offloaded inputs of enclosing levels (their part is in pend)
-	infeasible := func(format string, args ...any) (FluidResult, error) {
-		res.Reason = fmt.Sprintf(format, args...)
-		return res, nil
+	n := c.Len()
+	link := make([][2]int64, n+1) // bytes moved during F^ℓ, B^ℓ
+	integral := budget <= 1<<52
+	for l := 1; l <= n && integral; l++ {
+		for k, u := range []float64{c.Stage(l).UF, c.Stage(l).UB} {
+			// β·u is exact when the rounding error of the product (by fused multiply-add)
+			// is zero.
+			x := beta * u
+			if x != math.Trunc(x) || x > 1<<44 || math.FMA(beta, u, -x) != 0 {
+				integral = false
+				break
+			}
+			link[l][k] = int64(x)
+		}
 	}
-	// Forward phase.
+	var m model
+	if integral {
+		m = &intModel{M: budget}
+	} else {
+		m = &ratModel{M: ratInt(budget), b: b}
+	}
+	moved := func(i int) { // the link during operation i
+		if integral {
+			k := 0
+			if st.ops[i].Kind == schedule.B {
+				k = 1
+			}
+			m.sub(link[st.ops[i].Stage][k])
+		} else {
+			m.subRat(new(big.Rat).Mul(b, rat(st.dur[i])))
+		}
+	}
+	// Forward phase: m holds the bytes queued for offload and still on the GPU.
+	var away int64 // bytes of offloaded inputs of enclosing levels (their part is queued)
 	for _, lv := range st.levels {
 		for j, i := range lv.fwd {
-			// Plain memory minus the offloaded inputs (theirs is in pend), the level's own
-			// input included in full during its first forward.
+			// Plain memory minus the offloaded inputs (theirs is queued), the level's own
+			// input in full during its first forward.
 			mem := st.mem[i] - away
 			if lv.off && j > 0 {
 				mem -= lv.size
 			}
-			tot := new(big.Rat).Add(ratInt(mem), pend)
-			if tot.Cmp(M) > 0 {
-				ex := tot.Sub(tot, M)
-				if ex.Cmp(pend) > 0 {
-					return infeasible("%v (operation %d) needs %s B more than the budget, and only %s B are queued for offload",
-						st.ops[i], i+1, new(big.Rat).Sub(ex, pend).FloatString(0), pend.FloatString(0))
-				}
-				idle.Add(idle, ex)
-				pend.Sub(pend, ex)
+			if short := m.fit(mem); short != "" {
+				res.Reason = fmt.Sprintf("%v (operation %d) needs %s B more than the budget beyond what is queued for offload", st.ops[i], i+1, short)
+				return res, nil
 			}
 			if lv.off && j == 0 {
-				pend.Add(pend, ratInt(lv.size))
+				m.add(lv.size)
 			}
-			pend.Sub(pend, new(big.Rat).Mul(b, rat(st.dur[i])))
-			if pend.Sign() < 0 {
-				pend.SetInt64(0)
-			}
+			moved(i)
 		}
 		if lv.off {
 			away += lv.size
 		}
 	}
 	// The turn: what is still queued goes out with no computation beside it.
-	idle.Add(idle, pend)
-	// Backward phase, outermost level first, each run backwards in time.
-	q := new(big.Rat)
+	m.flush()
+	// Backward phase, outermost level first, each run backwards in time; m now holds the
+	// backlog of bytes that must arrive during the operations still to be visited.
 	away = 0
-	for k, lv := range st.levels {
+	for _, lv := range st.levels {
 		for j := len(lv.bwd) - 1; j >= 0; j-- {
 			i := lv.bwd[j]
-			tot := new(big.Rat).Add(ratInt(st.mem[i]-away), q)
-			if tot.Cmp(M) > 0 {
-				ex := tot.Sub(tot, M)
-				if ex.Cmp(q) > 0 {
-					return infeasible("%v (operation %d) needs %s B more than the budget even with nothing prefetched during it",
-						st.ops[i], i+1, new(big.Rat).Sub(ex, q).FloatString(0))
-				}
-				idle.Add(idle, ex)
-				q.Sub(q, ex)
+			if short := m.fit(st.mem[i] - away); short != "" {
+				res.Reason = fmt.Sprintf("%v (operation %d) needs %s B more than the budget even with nothing arriving during it", st.ops[i], i+1, short)
+				return res, nil
 			}
-			q.Sub(q, new(big.Rat).Mul(b, rat(st.dur[i])))
-			if q.Sign() < 0 {
-				q.SetInt64(0)
-			}
+			moved(i)
 		}
 		if lv.off {
-			q.Add(q, ratInt(lv.size))
+			m.add(lv.size)
 			away += lv.size
 		}
-		if k == len(st.levels)-1 {
-			idle.Add(idle, q) // the loss stage's leftover arrives at the turn
+	}
+	m.flush() // the loss stage's leftover arrives at the turn
+	compute := new(big.Rat)
+	if integral {
+		// Σu = Σ (β·u)/β exactly.
+		var sum int64
+		for _, op := range st.ops {
+			k := 0
+			if op.Kind == schedule.B {
+				k = 1
+			}
+			sum += link[op.Stage][k]
+		}
+		compute.SetFrac64(sum, 1)
+		compute.Quo(compute, b)
+	} else {
+		for _, d := range st.dur {
+			compute.Add(compute, rat(d))
 		}
 	}
-	compute := new(big.Rat)
-	for _, d := range st.dur {
-		compute.Add(compute, rat(d))
-	}
-	it := new(big.Rat).Quo(idle, b)
+	it := new(big.Rat).Quo(m.idle(), b)
 	res.Exact = new(big.Rat).Add(compute, it)
 	res.Feasible = true
 	res.Makespan, _ = res.Exact.Float64()
@@ -262,3 +284,64 @@ func Fluid(c *instances.Chain, budget int64, beta float64, p *schedule.CombinedP
 	res.Idle, _ = it.Float64()
 	return res, nil
 }
+
+// model is the link's bookkeeping in the fluid model, exact in int64 or in rationals: a
+// quantity x of bytes (queued for offload in the forward phase, still to arrive in the
+// backward phase) and the idle so far, in bytes moved with the compute stream waiting.
+type model interface {
+	// fit checks an operation using mem bytes besides x against the budget M: an excess is
+	// moved while the compute stream idles (x shrinks by it); if x cannot cover it, fit
+	// returns the bytes missing.
+	fit(mem int64) string
+	add(v int64)
+	sub(v int64)       // the link moves v bytes: x ← max(0, x − v)
+	subRat(v *big.Rat) // the same, v rational
+	flush()            // everything left moves with the compute stream waiting
+	idle() *big.Rat
+}
+
+type intModel struct{ M, x, id int64 }
+
+func (m *intModel) fit(mem int64) string {
+	if ex := mem + m.x - m.M; ex > 0 {
+		if ex > m.x {
+			return fmt.Sprint(ex - m.x)
+		}
+		m.id += ex
+		m.x -= ex
+	}
+	return ""
+}
+func (m *intModel) add(v int64)       { m.x += v }
+func (m *intModel) sub(v int64)       { m.x = max(0, m.x-v) }
+func (m *intModel) subRat(v *big.Rat) { panic("combined: rational link in the integer model") }
+func (m *intModel) flush()            { m.id += m.x; m.x = 0 }
+func (m *intModel) idle() *big.Rat    { return ratInt(m.id) }
+
+type ratModel struct {
+	M, b  *big.Rat
+	x, id big.Rat
+}
+
+func (m *ratModel) fit(mem int64) string {
+	tot := new(big.Rat).Add(ratInt(mem), &m.x)
+	if tot.Cmp(m.M) > 0 {
+		ex := tot.Sub(tot, m.M)
+		if ex.Cmp(&m.x) > 0 {
+			return new(big.Rat).Sub(ex, &m.x).FloatString(0)
+		}
+		m.id.Add(&m.id, ex)
+		m.x.Sub(&m.x, ex)
+	}
+	return ""
+}
+func (m *ratModel) add(v int64) { m.x.Add(&m.x, ratInt(v)) }
+func (m *ratModel) sub(v int64) { m.subRat(ratInt(v)) }
+func (m *ratModel) subRat(v *big.Rat) {
+	m.x.Sub(&m.x, v)
+	if m.x.Sign() < 0 {
+		m.x.SetInt64(0)
+	}
+}
+func (m *ratModel) flush()         { m.id.Add(&m.id, &m.x); m.x.SetInt64(0) }
+func (m *ratModel) idle() *big.Rat { return new(big.Rat).Set(&m.id) }

@@ -59,3 +59,21 @@ func TestFluidRejectsBadPlans(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want)
 	}
 }
+
+// TestFluidRationalLink: with times divided by 3 and β multiplied by 3 the link moves the same
+// bytes during each operation, but β·u is no longer a whole number in binary floating point:
+// the rational path gives every case's makespan divided by 3 (to rounding of u/3).
+func TestFluidRationalLink(t *testing.T) {
+	for _, sc := range specCases() {
+		c := sc.chain.Clone()
+		for i := range c.Stages {
+			c.Stages[i].UF /= 3
+			c.Stages[i].UB /= 3
+		}
+		r, err := combined.Fluid(c, sc.budget, 3*sc.beta, sc.plan)
+		require.NoError(t, err)
+		require.True(t, r.Feasible, sc.name)
+		want, _ := sc.combined.Float64()
+		assert.InDelta(t, want/3, r.Makespan, 1e-12, sc.name)
+	}
+}
