@@ -1,9 +1,10 @@
 package dp
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
@@ -44,6 +45,11 @@ type CombinedOptions struct {
 	// Exact uses 1-byte units: exact for integer sizes when β·u is a whole number of bytes for
 	// every operation (else the link's capacity is rounded down and the result says so).
 	Exact bool
+	// LinkSlots, when positive and below Slots, rounds the queued offload and prefetch
+	// backlog of each state up to budget/LinkSlots bytes (a multiple of the unit): a coarser
+	// grid for the link than for memory, which the state space shrinks with (a restriction:
+	// every plan still fits and the value stays an upper bound).
+	LinkSlots int
 	// Inner is the minimization over persistent backward sequences.
 	Inner Inner
 	// NoOffload keeps every input (the class is then C_MP's); NoRecompute makes every segment
@@ -73,8 +79,9 @@ type CombinedResult struct {
 	SlotSize  int64
 	ExactLink bool
 	Inner     Inner
-	// States is the number of states the search kept.
-	States int
+	// States is the number of states the search kept, Created the number it made (before
+	// dominated ones were dropped).
+	States, Created int
 }
 
 // Exact says the result is the exact optimum of the class: 1-byte units, an exact link and
@@ -158,7 +165,7 @@ func Combined(c *instances.Chain, budget int64, beta float64, opt CombinedOption
 	if err != nil {
 		return res, err
 	}
-	res.States = d.states
+	res.States, res.Created = d.states, d.pushed
 	if !ok {
 		return res, nil
 	}
@@ -259,7 +266,16 @@ type pofoDP struct {
 	opt    CombinedOptions
 	limit  int
 	layers [][]cstate // by level start s = 1..n
-	states int
+	index  []map[ckey]int32
+	packed []map[uint64]int32 // index by packed key when every unit count is below 2^20
+	// freeMemo holds free's values, keyed by (A, s in D's place, full).
+	freeMemo map[ckey]float64
+	freeArr  []float64 // the same as an array over (s, A, full) when the budget has few units
+	rem      []float64 // Σ_{ℓ ≥ s} (u_f^ℓ + u_b^ℓ): what the levels from s on take at least
+	ub       float64   // an upper bound on the optimum (a plan of the searched class)
+	grain    int64     // P and D are rounded up to multiples of grain units
+	states   int       // kept
+	pushed   int       // created
 }
 
 // fwd runs one forward operation with the first-in first-out rule: need units besides the
@@ -275,47 +291,217 @@ func fwd(need, M, P, add, cap int64) (idle, out int64, ok bool) {
 	return idle, max(0, P+add-cap), true
 }
 
+// push adds a state to level s unless it cannot beat the incumbent upper bound (its time
+// plus every remaining stage's forward and backward once) or a state with the same units
+// and input already has no more time.
 func (d *pofoDP) push(s int, st cstate) {
+	d.pushed++
+	if g := d.grain; g > 1 {
+		st.P = (st.P + g - 1) / g * g
+		st.D = (st.D + g - 1) / g * g
+	}
+	if st.g+d.rem[s] > d.ub || st.g+d.free(s, st.A, st.full) > d.ub {
+		return
+	}
+	if d.packed != nil {
+		k := uint64(st.A)<<42 | uint64(st.P)<<22 | uint64(st.D)<<2
+		if st.full {
+			k |= 1
+		}
+		if i, ok := d.packed[s][k]; ok {
+			if st.g < d.layers[s][i].g {
+				d.layers[s][i] = st
+			}
+			return
+		}
+		d.packed[s][k] = int32(len(d.layers[s]))
+		d.layers[s] = append(d.layers[s], st)
+		return
+	}
+	k := ckey{st.A, st.P, st.D, st.full}
+	if i, ok := d.index[s][k]; ok {
+		if st.g < d.layers[s][i].g {
+			d.layers[s][i] = st
+		}
+		return
+	}
+	d.index[s][k] = int32(len(d.layers[s]))
 	d.layers[s] = append(d.layers[s], st)
 }
 
+// free is a lower bound on what the levels from s on take with A units kept above and the
+// stored input ā^{s-1} (full) or a^{s-1}: their optimum with an infinitely fast link (every
+// offload and prefetch free, so nothing queued or backlogged, and no input kept), which the
+// fluid model's monotonicity in β, P and D makes admissible. Memoized; +Inf when nothing
+// fits.
+func (d *pofoDP) free(s int, A int64, full bool) (best float64) {
+	k := ckey{A: A, D: int64(s), full: full}
+	fi := -1
+	if d.freeArr != nil && A >= 0 && A <= d.c.M {
+		fi = (s*(int(d.c.M)+1)+int(A))*2 + b2i(full)
+		if v := d.freeArr[fi]; !math.IsNaN(v) {
+			return v
+		}
+	} else if v, ok := d.freeMemo[k]; ok {
+		return v
+	}
+	defer func() {
+		if fi >= 0 {
+			d.freeArr[fi] = best
+		} else {
+			d.freeMemo[k] = best
+		}
+	}()
+	c := d.c
+	n := c.n
+	xs := c.a[s-1]
+	if full {
+		xs = c.abar[s-1]
+	}
+	room := c.M - A - xs
+	kept := int64(0)
+	if d.opt.NoOffload || xs == 0 {
+		kept = xs
+	}
+	best = math.Inf(1)
+	if s == n {
+		if A+xs+c.abar[n]+c.of[n]+c.d[n] <= c.M && c.abar[n]+c.d[n]+c.d[n-1]+c.ob[n] <= room {
+			best = c.uf[n] + c.ub[n]
+		}
+		return best
+	}
+	if A+xs+c.abar[s]+c.of[s]+c.d[n] <= c.M && c.abar[s]+c.d[s]+c.d[s-1]+c.ob[s] <= room {
+		best = c.uf[s] + c.ub[s] + d.free(s+1, A+kept, true)
+	}
+	if !d.opt.NoRecompute && A+xs+c.a[s]+c.of[s]+c.d[n] <= c.M {
+		pre := c.uf[s]
+		for e := s; e < n; e++ {
+			if e > s {
+				if A+kept+c.a[e-1]+c.a[e]+c.of[e]+c.d[n] > c.M {
+					break
+				}
+				pre += c.uf[e]
+			}
+			if pre >= best {
+				break
+			}
+			v := d.tab.value(s, e, room)
+			if math.IsInf(v, 1) || pre+v >= best {
+				continue
+			}
+			best = min(best, pre+v+d.free(e+1, A+kept, false))
+		}
+	}
+	return best
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+type ckey struct {
+	A, P, D int64
+	full    bool
+}
+
 // prune keeps, among the states of one level, those no other dominates: same stored input,
-// A, P, D and time all no larger.
+// A, P, D and time all no larger. States are taken by increasing time; one is dominated when
+// a kept one has A, P and D no larger, which a 2-D Fenwick tree over (A, P) holding the least
+// D answers in O(log²) (O(N log² N) for the level).
 func prune(states []cstate) []cstate {
-	sort.Slice(states, func(i, j int) bool {
-		a, b := &states[i], &states[j]
-		if a.g != b.g {
-			return a.g < b.g
+	order := make([]int32, len(states))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		a, b := &states[x], &states[y]
+		switch {
+		case a.g != b.g:
+			return cmp.Compare(a.g, b.g)
+		case a.A != b.A:
+			return cmp.Compare(a.A, b.A)
+		case a.P != b.P:
+			return cmp.Compare(a.P, b.P)
 		}
-		if a.A != b.A {
-			return a.A < b.A
-		}
-		if a.P != b.P {
-			return a.P < b.P
-		}
-		return a.D < b.D
+		return cmp.Compare(a.D, b.D)
 	})
-	out := states[:0]
-	var kept [2][]cstate
-	for _, st := range states {
+	as, ps := make([]int64, 0, len(states)), make([]int64, 0, len(states))
+	for i := range states {
+		as, ps = append(as, states[i].A), append(ps, states[i].P)
+	}
+	as, ps = uniq(as), uniq(ps)
+	var trees [2]*minTree2
+	out := make([]cstate, 0, len(states)/4)
+	for _, x := range order {
+		st := &states[x]
 		k := 0
 		if st.full {
 			k = 1
 		}
-		dom := false
-		for i := range kept[k] {
-			o := &kept[k][i]
-			if o.A <= st.A && o.P <= st.P && o.D <= st.D {
-				dom = true
-				break
-			}
+		if trees[k] == nil {
+			trees[k] = newMinTree2(len(as), len(ps))
 		}
-		if !dom {
-			kept[k] = append(kept[k], st)
-			out = append(out, st)
+		i, _ := slices.BinarySearch(as, st.A)
+		j, _ := slices.BinarySearch(ps, st.P)
+		if trees[k].min(i, j) <= st.D {
+			continue
+		}
+		trees[k].lower(i, j, st.D)
+		out = append(out, *st)
+	}
+	return out
+}
+
+// uniq sorts v and drops repeats.
+func uniq(v []int64) []int64 {
+	slices.Sort(v)
+	out := v[:0]
+	for i, x := range v {
+		if i == 0 || x != v[i-1] {
+			out = append(out, x)
 		}
 	}
 	return out
+}
+
+// minTree2 is a 2-D Fenwick tree of prefix minima: lower(i, j, v) sets cell (i, j) to at
+// most v; min(i, j) is the least value over cells (i', j') with i' ≤ i and j' ≤ j.
+type minTree2 struct {
+	n, m int
+	t    []int64
+}
+
+func newMinTree2(n, m int) *minTree2 {
+	t := &minTree2{n: n, m: m, t: make([]int64, n*m)}
+	for i := range t.t {
+		t.t[i] = math.MaxInt64
+	}
+	return t
+}
+
+func (t *minTree2) lower(i, j int, v int64) {
+	for x := i + 1; x <= t.n; x += x & -x {
+		row := t.t[(x-1)*t.m:]
+		for y := j + 1; y <= t.m; y += y & -y {
+			if v < row[y-1] {
+				row[y-1] = v
+			}
+		}
+	}
+}
+
+func (t *minTree2) min(i, j int) int64 {
+	v := int64(math.MaxInt64)
+	for x := i + 1; x > 0; x -= x & -x {
+		row := t.t[(x-1)*t.m:]
+		for y := j + 1; y > 0; y -= y & -y {
+			v = min(v, row[y-1])
+		}
+	}
+	return v
 }
 
 // run searches the levels and rebuilds the best plan.
@@ -323,6 +509,37 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 	c := d.c
 	n := c.n
 	d.layers = make([][]cstate, n+1)
+	d.index = make([]map[ckey]int32, n+1)
+	if c.M < 1<<20 {
+		d.packed = make([]map[uint64]int32, n+1)
+		for s := range d.packed {
+			d.packed[s] = map[uint64]int32{}
+		}
+	} else {
+		for s := range d.index {
+			d.index[s] = map[ckey]int32{}
+		}
+	}
+	d.freeMemo = map[ckey]float64{}
+	if c.M < 1<<16 {
+		d.freeArr = make([]float64, (n+1)*(int(c.M)+1)*2)
+		for i := range d.freeArr {
+			d.freeArr[i] = math.NaN()
+		}
+	}
+	d.grain = 1
+	if slots := cmp.Or(d.opt.Slots, DefaultSlots); !d.opt.Exact && d.opt.LinkSlots > 0 && d.opt.LinkSlots < slots {
+		d.grain = int64((slots + d.opt.LinkSlots - 1) / d.opt.LinkSlots)
+	}
+	d.rem = make([]float64, n+2)
+	for s := n; s >= 1; s-- {
+		d.rem[s] = d.rem[s+1] + c.uf[s] + c.ub[s]
+	}
+	d.ub = math.Inf(1)
+	if v := d.tab.value(1, n, c.M-c.a[0]); !math.IsInf(v, 1) && !d.opt.NoRecompute {
+		// Keeping every input is C_MP, a plan of the class: its value bounds the optimum.
+		d.ub = v * (1 + 1e-9)
+	}
 	d.push(1, cstate{pS: -1, pI: -1})
 	bestG := math.Inf(1)
 	bestI := -1
@@ -332,6 +549,10 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 		offs = offs[:1]
 	}
 	for s := 1; s <= n; s++ {
+		d.index[s] = nil
+		if d.packed != nil {
+			d.packed[s] = nil
+		}
 		d.layers[s] = prune(d.layers[s])
 		d.states += len(d.layers[s])
 		if d.states > d.limit {
@@ -389,6 +610,11 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 						}
 						idle += i1
 						pre += c.uf[e]
+					}
+					// σ runs every stage of s..e forward and backward at least once, so the
+					// child takes at least g + pre + Σ_{ℓ ≥ s}(u_f + u_b), which only grows with e.
+					if st.g+pre+d.rem[s] > d.ub {
+						break
 					}
 					base := st.g + pre + float64(idle)*c.perUnit
 					next := cstate{A: st.A + kept, P: P, pS: int32(s), pI: int32(i), off: off, pt: -1}
