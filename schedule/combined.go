@@ -252,3 +252,64 @@ func (p *CombinedPlan) String() string {
 	}
 	return strings.Join(parts, " · ") + " | " + loss + " | " + strings.Join(back, " · ")
 }
+
+// PlanOf reads a sequence of the combined class's compute stream on n stages (the loss stage
+// n last) back into a plan with nothing offloaded: the inverse of CombinedPlan.Ops. Every
+// persistent sequence of 004 (rotor's C_MP) has this form: its top-level forward steps, then
+// F_all^n B^n, then the backward parts. It returns an error naming the operation where seq
+// leaves that form.
+func PlanOf(n int, seq Sequence) (*CombinedPlan, error) {
+	p := &CombinedPlan{}
+	i := 0
+	next := 1
+	for next < n {
+		if i >= len(seq) {
+			return nil, fmt.Errorf("schedule: the sequence ends in the forward pass at stage %d", next)
+		}
+		op := seq[i]
+		switch {
+		case op == Op{Kind: Fall, Stage: next}:
+			p.Segments = append(p.Segments, CombinedSegment{Start: next, End: next, All: true})
+			i++
+			next++
+		case op == Op{Kind: Fck, Stage: next}:
+			e := next
+			i++
+			for i < len(seq) && seq[i] == (Op{Kind: Fn, Stage: e + 1}) && e+1 < n {
+				e++
+				i++
+			}
+			p.Segments = append(p.Segments, CombinedSegment{Start: next, End: e})
+			next = e + 1
+		default:
+			return nil, fmt.Errorf("schedule: operation %d (%v): want F_all^%d or F_ck^%d of the first forward pass", i+1, op, next, next)
+		}
+	}
+	if i+1 >= len(seq) || seq[i] != (Op{Kind: Fall, Stage: n}) || seq[i+1] != (Op{Kind: B, Stage: n}) {
+		return nil, fmt.Errorf("schedule: operation %d: want F_all^%d B^%d after the forward pass", i+1, n, n)
+	}
+	i += 2
+	for k := len(p.Segments) - 1; k >= 0; k-- {
+		g := &p.Segments[k]
+		if g.All {
+			if i >= len(seq) || seq[i] != (Op{Kind: B, Stage: g.Start}) {
+				return nil, fmt.Errorf("schedule: operation %d: want B^%d, the backward of F_all^%d", i+1, g.Start, g.Start)
+			}
+			i++
+			continue
+		}
+		j := i
+		for j < len(seq) && seq[j] != (Op{Kind: B, Stage: g.Start}) {
+			j++
+		}
+		if j == len(seq) {
+			return nil, fmt.Errorf("schedule: no B^%d ends the backward part of segment %d..%d", g.Start, g.Start, g.End)
+		}
+		g.Backward = append(Sequence(nil), seq[i:j+1]...)
+		i = j + 1
+	}
+	if i != len(seq) {
+		return nil, fmt.Errorf("schedule: operation %d (%v) after the last backward part", i+1, seq[i])
+	}
+	return p, nil
+}

@@ -45,38 +45,11 @@ func newStream(c *instances.Chain, beta float64, p *schedule.CombinedPlan) (*str
 		}
 		st.plain[i], st.dur[i] = m, d
 	}
-	// Forward steps of each segment, then F_all^{L+1}, B^{L+1}, then the backward parts.
-	first := make([]int, len(p.Segments)+1) // first forward operation of each level
-	i := 0
-	for k, g := range p.Segments {
-		first[k] = i
-		i += len(g.Forward())
-	}
-	K := len(p.Segments)
-	first[K] = i
-	back := make([]int, K+1) // first backward operation of each level
-	back[K] = i + 1
-	j := i + 2
-	for k := K - 1; k >= 0; k-- {
-		back[k] = j
-		j += len(p.Segments[k].BackwardOps())
-	}
-	add := func(k int, t schedule.Tensor) {
-		size := c.SizeA(t.Stage)
-		if t.Full && t.Stage > 0 {
-			size = c.Stage(t.Stage).ABar
+	for _, l := range levelsOf(c, p) {
+		if l.off {
+			st.moves = append(st.moves, move{t: l.x, size: l.size, dur: float64(l.size) / beta,
+				producer: l.fwd[0] - 1, reader: l.fwd[0], deadline: l.bwd[0]})
 		}
-		st.moves = append(st.moves, move{t: t, size: size, dur: float64(size) / beta, producer: first[k] - 1, reader: first[k], deadline: back[k]})
-	}
-	var prev *schedule.CombinedSegment
-	for k := range p.Segments {
-		if p.Segments[k].Offload {
-			add(k, p.Segments[k].Input(prev))
-		}
-		prev = &p.Segments[k]
-	}
-	if p.OffloadLoss {
-		add(K, p.LossInput())
 	}
 	return st, nil
 }
