@@ -55,6 +55,9 @@ type CombinedOptions struct {
 	// NoOffload keeps every input (the class is then C_MP's); NoRecompute makes every segment
 	// F_all^s (only offloading).
 	NoOffload, NoRecompute bool
+	// FreeTurn optimizes verify/combined.FluidFreeTurn's model: no idle at the turn, a
+	// relaxation of strict timing whose optimum bounds the strict schedules of the class.
+	FreeTurn bool
 	// MaxStates caps the states of the search (0: DefaultMaxCombinedStates); above it the DP
 	// stops with an error suggesting fewer slots.
 	MaxStates int
@@ -169,7 +172,11 @@ func Combined(c *instances.Chain, budget int64, beta float64, opt CombinedOption
 	if !ok {
 		return res, nil
 	}
-	fl, err := combined.Fluid(c, budget, beta, plan)
+	eval := combined.Fluid
+	if opt.FreeTurn {
+		eval = combined.FluidFreeTurn
+	}
+	fl, err := eval(c, budget, beta, plan)
 	if err != nil {
 		return res, fmt.Errorf("dp: internal error: the combined plan does not replay: %w", err)
 	}
@@ -187,7 +194,7 @@ func Combined(c *instances.Chain, budget int64, beta float64, opt CombinedOption
 		} else {
 			try.OffloadLoss = false
 		}
-		if f2, err := combined.Fluid(c, budget, beta, &try); err == nil && f2.Feasible && f2.Exact.Cmp(fl.Exact) <= 0 {
+		if f2, err := eval(c, budget, beta, &try); err == nil && f2.Feasible && f2.Exact.Cmp(fl.Exact) <= 0 {
 			plan, fl = &try, f2
 		}
 	}
@@ -582,7 +589,11 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 					if !ok {
 						continue
 					}
-					g := st.g + c.uf[n] + c.ub[n] + float64(i1+p1+i2+q)*c.perUnit
+					turn := p1 + q
+					if d.opt.FreeTurn {
+						turn = 0
+					}
+					g := st.g + c.uf[n] + c.ub[n] + float64(i1+i2+turn)*c.perUnit
 					if g < bestG {
 						bestG, bestI, bestOff = g, i, off
 					}

@@ -133,6 +133,8 @@ func ratOf(x float64) *big.Rat { return new(big.Rat).SetFloat64(x) }
 //   - the combined optimum is at most both;
 //   - it is non-increasing in the budget (+1 B) and in the bandwidth (×2);
 //   - the restricted inner minimization is never below the exact one;
+//   - without the turn's idle (FreeTurn, every other chain) the DP equals its search, and is
+//     at most the optimum with it;
 //   - with 4 or 16 slots the DP's plan is never better than the optimum, and its value bounds
 //     its plan's fluid makespan in bytes from above;
 //   - the same chains at GiB scale (sizes and bandwidth × 2^30) give the same makespans.
@@ -195,6 +197,16 @@ func TestCombinedEqualsReferee(t *testing.T) {
 		}
 		if okNoOff && okNoRe && ref.Cmp(refNoOff) < 0 && ref.Cmp(refNoRe) < 0 {
 			beatsBoth++
+		}
+		// The relaxation without the turn's idle: the DP equals its search too.
+		if k%2 == 0 {
+			ft, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Exact: true, FreeTurn: true})
+			require.NoError(t, err)
+			_, refFT, okFT, err := oracle.Combined(c, budget, beta, oracle.CombinedOptions{FreeTurn: true})
+			require.NoError(t, err)
+			require.True(t, okFT && ft.Feasible, name)
+			require.Zero(t, refFT.Cmp(ft.Fluid.Exact), "%s: free turn: DP %s, search %s", name, ft.Fluid.Exact.RatString(), refFT.RatString())
+			require.LessOrEqual(t, refFT.Cmp(ref), 0, name)
 		}
 		// Monotone in M and β.
 		more, err := dp.Combined(c, budget+1, beta, dp.CombinedOptions{Exact: true})

@@ -20,6 +20,8 @@ type CombinedOptions struct {
 	NoOffload bool
 	// NoRecompute makes every segment F_all^s alone: nothing is recomputed, only offloaded.
 	NoRecompute bool
+	// FreeTurn evaluates with combined.FluidFreeTurn (no idle at the turn).
+	FreeTurn bool
 }
 
 // Combined returns an optimal plan of the combined class of SPEC §6 — top-level segments,
@@ -77,7 +79,11 @@ func Combined(c *instances.Chain, budget int64, beta float64, opt CombinedOption
 	try = func() error {
 		for _, lossOff := range offs {
 			p := &schedule.CombinedPlan{Segments: append([]schedule.CombinedSegment(nil), segs...), OffloadLoss: lossOff}
-			r, err := combined.Fluid(c, budget, beta, p)
+			eval := combined.Fluid
+			if opt.FreeTurn {
+				eval = combined.FluidFreeTurn
+			}
+			r, err := eval(c, budget, beta, p)
 			if err != nil {
 				return err
 			}
