@@ -2,6 +2,7 @@ package dp
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -62,6 +63,9 @@ type CombinedOptions struct {
 	// stops with an error suggesting fewer slots.
 	MaxStates int
 }
+
+// ErrTooManyStates reports that the combined DP outgrew CombinedOptions.MaxStates.
+var ErrTooManyStates = errors.New("dp: combined: too many states")
 
 // DefaultMaxCombinedStates is the default cap on the combined DP's states (about 100 bytes
 // each), and of the exact inner table's points.
@@ -563,7 +567,7 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 		d.layers[s] = prune(d.layers[s])
 		d.states += len(d.layers[s])
 		if d.states > d.limit {
-			return nil, 0, false, fmt.Errorf("dp: combined: more than %d states; use fewer slots", d.limit)
+			return nil, 0, false, fmt.Errorf("%w: more than %d; use fewer slots", ErrTooManyStates, d.limit)
 		}
 		for i, st := range d.layers[s] {
 			xs := c.a[s-1]
@@ -632,7 +636,7 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 					if d.inner == InnerExact {
 						pts := d.in.points(s, e, room, st.D)
 						if d.in.over {
-							return nil, 0, false, fmt.Errorf("dp: combined: the exact inner table holds more than %d points; use the restricted inner minimization or fewer slots", d.limit)
+							return nil, 0, false, fmt.Errorf("%w: the exact inner table holds more than %d points; use the restricted inner minimization or fewer slots", ErrTooManyStates, d.limit)
 						}
 						for k, p := range pts {
 							nx := next

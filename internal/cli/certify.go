@@ -47,8 +47,10 @@ reach is used and the report says so.
 Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all),
 act-offload (activation offloading, 001: none, greedy, vdnn, exact; needs --bandwidth),
 weight-offload (002: greedy, greedy-nodiscount, greedy-reserve, l2l, milp-guided; needs
---bandwidth and weights in the chain). A lever whose data is missing is skipped with a
-one-line reason.`,
+--bandwidth and weights in the chain), remat-offload (rematerialization and activation
+offloading together, SPEC §6: pofo, remat-then-offload, offload-then-remat, strict makespans;
+needs --bandwidth; the DP refines its slots for 10 s). A lever whose data is missing is skipped
+with a one-line reason.`,
 		Example: `  memsched certify                                   # built-in toy chain at 90 MiB
   memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
   memsched certify --chain r101.json --mem 2GiB --bandwidth 12GB/s
