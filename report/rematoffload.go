@@ -167,4 +167,3 @@ func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 	}
 	return best, note, nil
 }
-
