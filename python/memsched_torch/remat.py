@@ -209,7 +209,16 @@ class Executor:
             if l == self.n:
                 self.loss = float(y.detach())
             self.full[l] = (xi, y)
-            self.plain.pop(l, None)
+            old = self.plain.pop(l, None)
+            nxt = self.full.get(l + 1)
+            if old is not None and nxt is not None and \
+                    nxt[0].untyped_storage()._cdata == old.untyped_storage()._cdata:
+                # F_all^ℓ over a stored a^ℓ replaces it by ā^ℓ (004). The tape of stage ℓ+1
+                # still holds the old a^ℓ as its input leaf, which would keep a second copy
+                # alive until B^{ℓ+1}; point that leaf at the recomputed output instead (the
+                # same values: recomputation is deterministic and replays RNG and buffers).
+                nxt[0].data = y.detach()
+            del old, nxt
         else:
             y = self.fw(l, xin, False)
             self.plain[l] = y
