@@ -128,8 +128,9 @@ func FormatSize(b int64) string {
 }
 
 // FormatDuration writes seconds in ms with two decimals ("47.42 ms"), in s from 10 s on
-// ("7011.430 s"), and with four significant digits where fixed decimals would print no digit
-// or too many: below 0.005 ms ("0.000123 ms") and from 10⁶ s on ("1e+300 s"). Zero is "0.00 ms".
+// ("7011.430 s"), and with significant digits where fixed decimals would print no digit or too
+// many: from 1 ns to 0.005 ms ("0.000123 ms", three digits) and from 10⁶ s on ("1e+300 s",
+// four). Below 1 ns — rounding noise of sums of times, never an operation — it is "0.00 ms".
 func FormatDuration(s float64) string {
 	a := math.Abs(s)
 	switch {
@@ -139,7 +140,7 @@ func FormatDuration(s float64) string {
 		return fmt.Sprintf("%.4g s", s)
 	case a >= 10:
 		return fmt.Sprintf("%.3f s", s)
-	case a > 0 && a < 5e-6:
+	case a >= 1e-9 && a < 5e-6:
 		return fmt.Sprintf("%.3g ms", s*1e3)
 	}
 	return fmt.Sprintf("%.2f ms", s*1e3)
