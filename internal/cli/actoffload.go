@@ -311,7 +311,7 @@ when the search stopped at --max-nodes (its status in brackets), "no schedule" f
 				}
 				ratio := "-"
 				if r.Ratio != nil {
-					ratio = fmt.Sprintf("%.4f", *r.Ratio)
+					ratio = formatRatio(*r.Ratio, 4)
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%d (%s)\t%s\t%v\n", name, fmtTime(*r.Makespan), ratio, len(r.Offloaded),
 					instances.FormatSize(r.Bytes), instances.FormatSize(r.PeakMemory), r.Verified)

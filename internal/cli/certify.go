@@ -220,7 +220,7 @@ func printCertify(rep *report.Report, io *IO) error {
 			}
 			ratio := "-"
 			if r.Ratio > 0 {
-				ratio = fmt.Sprintf("%.3f", r.Ratio)
+				ratio = formatRatio(r.Ratio, 3)
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Strategy, instances.FormatDuration(r.Makespan), instances.FormatSize(r.Peak), ratio, yesNo(r.Verified))
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 
 	"github.com/memsched/memsched/instances"
 )
@@ -100,4 +101,23 @@ func formatRate(r float64) string {
 		}
 	}
 	return fmt.Sprintf("%.4g B/s", r)
+}
+
+// formatRatio writes a ratio to a bound with the given decimals ("1.237"), or with four
+// significant digits from 10⁶ on, where fixed decimals would print hundreds of digits (a
+// bound near zero under a long schedule).
+func formatRatio(r float64, decimals int) string {
+	if math.Abs(r) >= 1e6 || math.IsInf(r, 0) || math.IsNaN(r) {
+		return fmt.Sprintf("%.4g", r)
+	}
+	return strconv.FormatFloat(r, 'f', decimals, 64)
+}
+
+// formatPercent writes a signed percentage with two decimals ("+0.90%"), as formatRatio beyond
+// 10⁶ %.
+func formatPercent(p float64) string {
+	if math.Abs(p) >= 1e6 || math.IsInf(p, 0) || math.IsNaN(p) {
+		return fmt.Sprintf("%+.4g%%", p)
+	}
+	return fmt.Sprintf("%+.2f%%", p)
 }

@@ -291,7 +291,7 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 			fmt.Fprintf(w, "%s\t-\t-\t-\tno schedule: %s\n", r.Algorithm, r.Reason)
 			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%+.2f%%\tyes\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatDuration(r.Idle), 100*(r.Makespan/ref-1))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\tyes\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatDuration(r.Idle), formatPercent(100*(r.Makespan/ref-1)))
 	}
 	return w.Flush()
 }

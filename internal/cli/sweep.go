@@ -276,7 +276,7 @@ func printSweep(res *report.SweepResult, io *IO) {
 		fmt.Fprintf(w, "%s\t%s\t%s", instances.FormatSize(p.Budget), lb, by)
 		for _, r := range p.Rows {
 			if r.Feasible && r.Ratio > 0 {
-				fmt.Fprintf(w, "\t%.3f", r.Ratio)
+				fmt.Fprintf(w, "\t%s", formatRatio(r.Ratio, 3))
 			} else {
 				fmt.Fprint(w, "\t-")
 			}
