@@ -43,7 +43,7 @@ relaxation (C_FL with sizes rounded down), a MILP with status and gap, or a rela
 When an exact bound is out of reach (e.g. C_FL beyond 200 stages) the strongest bound within
 reach is used and the report says so.
 
-Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all),
+Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all, ilp),
 act-offload (activation offloading, 001: none, greedy, dynprog, vdnn, exact; needs --bandwidth),
 weight-offload (002: greedy, greedy-nodiscount, greedy-reserve, l2l, milp-guided; needs
 --bandwidth and weights in the chain). A lever whose data is missing is skipped with a
