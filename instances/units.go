@@ -16,16 +16,16 @@ var memoryUnits = map[string]float64{
 // timeUnits maps a time unit to its length in seconds.
 var timeUnits = map[string]float64{"s": 1, "ms": 1e-3, "us": 1e-6}
 
-// toBytes converts x units of size unit bytes to an int64 byte count. A count of bytes (unit
-// 1) must be whole: 1.5 B is refused, not rounded; in a larger unit the value is rounded to the
-// nearest byte (7.63 MiB = 8000634.88 B → 8000635 B). It fails on negative, NaN or infinite
-// values and on overflow.
+// toBytes converts x units of size unit bytes to an int64 byte count, rounding to the nearest
+// byte. It fails on negative, NaN or infinite values and on overflow.
 func toBytes(x, unit float64) (int64, error) {
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 0):
 		return 0, fmt.Errorf("%g is not a finite number", x)
 	case x < 0:
 		return 0, fmt.Errorf("%g is negative", x)
+	// A count of bytes must be whole: 1.5 B is refused, not rounded. In a larger unit the value
+	// is rounded to the nearest byte (7.63 MiB = 8000634.88 B → 8000635 B).
 	case unit == 1 && x != math.Trunc(x):
 		return 0, fmt.Errorf("%g is not a whole number of bytes", x)
 	}

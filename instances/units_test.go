@@ -25,7 +25,6 @@ func TestParseSize(t *testing.T) {
 	bad := []struct{ in, why string }{
 		{"", "empty"}, {"MiB", "no number"}, {"-5MiB", "negative"}, {"5 mib", "unit is case-sensitive"},
 		{"5XB", "unknown unit"}, {"1e30GiB", "overflow"}, {"NaN", "not a number"}, {"12GB/s", "a rate is not a size"},
-		{"1.5B", "fractional bytes"}, {"0.4", "fractional bytes, bare"}, {"Inf", "infinite"},
 	}
 	for _, c := range bad {
 		_, err := ParseSize(c.in)
@@ -49,6 +48,16 @@ func TestParseRate(t *testing.T) {
 		_, err := ParseRate(in)
 		assert.NoError(t, err, in, "the limits are inclusive")
 	}
+}
+
+// TestParseSizeWholeBytes: a size in bytes must be whole (--mem 1.5B was rounded silently).
+func TestParseSizeWholeBytes(t *testing.T) {
+	for _, in := range []string{"1.5B", "0.4", "0.5B", "1000.5"} {
+		_, err := ParseSize(in)
+		assert.ErrorContains(t, err, "is not a whole number of bytes", in)
+	}
+	_, err := ParseSize("Inf")
+	assert.Error(t, err)
 }
 
 // TestUnitMessages: the unit list of the messages names every unit the parsers take.
