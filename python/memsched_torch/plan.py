@@ -76,9 +76,10 @@ def run_plan(args):
         cert = binary.certify(path, budget, bandwidth=args.bandwidth, time_limit=args.time_limit, binary=exe)
         pick = choose(cert, args.bandwidth)
         if pick is None:
-            raise ScheduleError(f"no schedule fits {fmt_bytes(budget)} ({budget} B): memsched certify found none "
-                                f"(store-all peak {fmt_bytes(sa.peak)}; try `memsched info --chain {path}` "
-                                "for the smallest feasible budget)")
+            lo = binary.run_json("info", "--chain", path, binary=exe).get("min_budget")
+            least = f"the smallest feasible budget is {fmt_bytes(lo)} ({lo} B), " if lo else ""
+            raise ScheduleError(f"no schedule fits {fmt_bytes(budget)} ({budget} B): {least}the store-all peak "
+                                f"{fmt_bytes(sa.peak)} ({sa.peak} B)")
         lever, row, rep = pick
         if lever == "remat":
             out = binary.remat(path, budget, algo=row["strategy"], exact="exact" in (row.get("note") or ""),
