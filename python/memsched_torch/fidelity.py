@@ -20,9 +20,9 @@ import torch
 
 from . import binary, models
 from .measure import measure_remat
-from .plan import REMAT_ALGOS, store_all
+from .plan import REMAT_ALGOS
 from .profile import describe, profile_net
-from .schedule import parse_sequence, simulate
+from .schedule import parse_sequence
 
 MODELS = [
     ("ResNet-18", dict(model="resnet18", image=64), 8),
@@ -68,7 +68,6 @@ def main(argv=None):
         chain = profile_net(net, x, runs=args.runs)
         chain.name = describe(net, batch, x.device)
         n = len(chain)
-        sa = simulate(chain, store_all(n))
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
             json.dump(chain.to_json(), f)
             path = f.name

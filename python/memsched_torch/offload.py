@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .remat import Executor, ExecutionError, RunResult, _sync
+from .remat import Executor, ExecutionError, IterationTimer, RunResult
 from .schedule import Op, ScheduleError
 
 EPS = 1e-9
@@ -259,7 +259,7 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
     pending = sorted(timed.transfers, key=lambda t: t.start)
     off_end, pre_end = {}, {}
     released, out = set(), set()  # x_j released from the device; x_j away (offloaded, not back)
-    reader_done = set()  # j such that F_j has run
+    reader_end = {}  # j -> end time of F_j (the operation reading x_j), once it has run
     times, log = [], []
 
     def storages(j):
@@ -270,8 +270,9 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
         return ex.tapes[j]
 
     def release_due(now):
+        """Release every x_j whose offload and reader F_j have both ended by `now` (001 (E))."""
         for j in sorted(out - released):
-            if j in off_end and off_end[j] <= now + EPS and j in reader_done:
+            if j in off_end and off_end[j] <= now + EPS and j in reader_end and reader_end[j] <= now + EPS:
                 link.release(j)
                 released.add(j)
 
@@ -292,19 +293,19 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
                                          f"after the operation starts ({now:.6g} s)")
                 if mode == "cuda":
                     link.wait(j)
-            _sync(device)
             t0 = time.perf_counter()
             if o.backward:
                 ex.backward(l, label)
             else:
                 ex.forward(l, "Fall", label)
-                reader_done.add(o.index)
-            _sync(device)
-            times.append(time.perf_counter() - t0)
+                reader_end[o.index] = o.start + dur(o)
+            if device.type != "cuda":  # a synchronize would also wait for the side stream's copies
+                times.append(time.perf_counter() - t0)
             nxt = timed.ops[k + 1].start if k + 1 < len(timed.ops) else float("inf")
             while pending and pending[0].start < nxt - EPS:
                 t = pending.pop(0)
                 j = t.index
+                release_due(t.start)
                 if t.kind == "offload":
                     if j > 0 and j not in ex.tapes:
                         raise ExecutionError(f"offload of x_{j} at {t.start:.6g} s: F_{j - 1} has not produced it")
@@ -322,17 +323,15 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
                     pre_end[j] = t.start + size(j) / beta
                     out.discard(j)
                     released.discard(j)
-            release_due(o.start + dur(o))
 
-    start = time.perf_counter()
-    if tracker is not None:
-        tracker.count(x)
-        with tracker.parameter_gradients_excluded(list(net.parameters())):
+    with IterationTimer(device) as timer:
+        if tracker is not None:
+            tracker.count(x)
+            with tracker.parameter_gradients_excluded(list(net.parameters())):
+                run()
+        else:
             run()
-    else:
-        run()
-    _sync(device)
-    total = time.perf_counter() - start
+    total = timer.seconds
     if ex.t != 0:
         raise ExecutionError(f"the schedule ended before δ^0 (current gradient δ^{ex.t})")
     res = OffloadResult(delta0=ex.delta, loss=ex.loss, forwards=ex.fw.counts, op_times=times, time=total,
