@@ -7,7 +7,7 @@ Commands:
 
 Examples:
   python -m memsched_torch profile --model resnet18 --batch 8 --image 224 -o r18.json
-  python -m memsched_torch plan --model resnet18 --batch 8 --image 128 --mem-fraction 0.6
+  python -m memsched_torch plan --model resnet18 --batch 8 --image 128 --mem-fraction 0.8
   python -m memsched_torch plan --model resnet18 --batch 8 --image 128 --mem 48MiB --bandwidth 12GB/s --json
   memsched remat --chain r18.json --mem 60MiB --algo floating --json > s.json
   python -m memsched_torch run --model resnet18 --batch 8 --image 224 --chain r18.json --sequence s.json
