@@ -59,10 +59,11 @@ def test_functional_offloading(name, request, memsched_bin):
             assert nbytes == (p.chain.a0 if j == 0 else p.chain.stage(j).abar), (algo, j)
             moved += nbytes
         # The device memory measured stays under memsched's prediction (the host store apart).
-        # It may be well under: 001's ex^F is the chain's o_f, the no-grad forward's working set,
-        # which an F_all (every forward here) does not need on top of ā (docs/torch.md).
+        # It may be under by up to an o_f: 001's ex^F is the chain's o_f, the no-grad forward's
+        # working set, which an F_all (every forward here) does not need on top of ā (docs/torch.md).
         assert res.peak <= out["peak_memory"] + 16, (algo, frac, res.peak, out["peak_memory"])
-        assert res.peak >= out["peak_memory"] * 0.8, (algo, frac, res.peak, out["peak_memory"])
+        max_of = max(st.of for st in p.chain.stages)
+        assert res.peak >= out["peak_memory"] - max_of - 16, (algo, frac, res.peak, out["peak_memory"])
     assert moved > 0
 
 

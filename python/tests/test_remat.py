@@ -55,10 +55,17 @@ def check_algos(p, memsched_bin, algos):
             assert cmp.equal, (algo, mem, cmp.detail)
             assert res.forwards[1:] == sim.forwards[1:], (algo, mem)
             assert sum(res.forwards) == sum(1 for o in ops if o.kind != "B")
-            # Measured (live storages) against predicted (the profile in 004's model): the model
-            # is an upper bound up to the 4-byte loss gradient it counts as 0, and within 3 %.
+            # Measured (live storages) against predicted (the profile in 004's model), step by
+            # step: a backward exactly (up to the 4-byte loss gradient the chain counts as 0); a
+            # forward at most the prediction and at least the prediction minus o_f (the chain's
+            # one o_f serves F_ck/F_∅ and F_all alike; F_all needs less on top of ā).
+            for op, pred, (label, meas) in zip(ops, sim.memory, res.steps):
+                if op.kind == "B":
+                    assert abs(meas - pred) <= 16, (algo, mem, label, pred, meas)
+                else:
+                    of = p.chain.stage(op.stage).of
+                    assert pred - of - 16 <= meas <= pred + 16, (algo, mem, label, pred, meas, of)
             assert res.peak <= out["peak_memory"] + 16, (algo, mem, res.peak, out["peak_memory"])
-            assert res.peak >= 0.97 * out["peak_memory"], (algo, mem, res.peak, out["peak_memory"])
     return seen
 
 
