@@ -8,7 +8,9 @@
 #   - the project virtual environment .venv/ (git-ignored): torch, torchvision and pytest at the
 #     versions pinned in python/requirements.txt, and memsched_torch (python/) installed
 #     editable. The first run downloads about 3 GB from PyPI and fills about 5.5 GB (torch's
-#     PyPI wheel carries the CUDA libraries, unused on CPU); MEMSCHED_NO_VENV=1 skips it.
+#     PyPI wheel carries the CUDA libraries, unused on CPU). Only with the argument `python`
+#     (`make test` and `make python` pass it; `make build` and `make demo` do not need torch);
+#     MEMSCHED_NO_VENV=1 skips it even then.
 # A second run does nothing and takes well under two seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,7 +66,7 @@ fi
 # The Python side (python/, memsched_torch). Re-installed when python/requirements.txt or
 # python/pyproject.toml change (their hash is the stamp); the editable install follows the
 # sources without a reinstall.
-if [ "${MEMSCHED_NO_VENV:-0}" != 1 ]; then
+if [ "${1:-}" = python ] && [ "${MEMSCHED_NO_VENV:-0}" != 1 ]; then
   venv="$root/.venv"
   stamp="$venv/.memsched-$(cat python/requirements.txt python/pyproject.toml | sha256sum | cut -c1-16)"
   if [ ! -f "$stamp" ]; then
