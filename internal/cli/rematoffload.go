@@ -114,7 +114,7 @@ strict schedules only (docs/remat-offload.md). An infeasible budget is a result,
 	f := cmd.Flags()
 	f.StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1); default: the built-in toy chain")
 	f.StringVar(&o.Mem, "mem", "", "memory budget, everything included (e.g. 80MiB)")
-	f.StringVar(&o.Bandwidth, "bandwidth", "", "link rate β, one transfer at a time (e.g. 12GB/s)")
+	f.StringVar(&o.Bandwidth, "bandwidth", "", bandwidthUsage+"; one link, one transfer at a time")
 	f.StringVar(&o.Algo, "algo", "pofo", strings.Join(leverro.Names(), "|")+"|all")
 	f.StringVar(&o.Slots, "slots", strconv.Itoa(dp.DefaultSlots), "memory units of the DP (sizes rounded up, budget and link down), or exact: bytes")
 	f.StringVar(&o.Inner, "inner", "auto", "the DP's minimization over backward sequences: exact | restricted | auto (exact with --slots exact)")
@@ -133,14 +133,14 @@ func comboAlgoHelp() string {
 }
 
 func runRematOffload(o *RematOffloadOptions, io *IO) error {
-	if o.Mem == "" || o.Bandwidth == "" {
-		return usageErrorf("remat-offload: --mem and --bandwidth are required")
+	if o.Mem == "" {
+		return usageErrorf("remat-offload: --mem is required (e.g. --mem 80MiB)")
 	}
 	budget, err := sizeFlag("--mem", o.Mem)
 	if err != nil {
 		return err
 	}
-	beta, err := rateFlag("--bandwidth", o.Bandwidth)
+	beta, err := bandwidthFlag(o.Bandwidth)
 	if err != nil {
 		return err
 	}
@@ -166,8 +166,11 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 	default:
 		return usageErrorf("remat-offload: --inner must be exact, restricted or auto, got %q", o.Inner)
 	}
-	if o.LinkSlots < 0 || o.MaxStates < 0 {
-		return usageErrorf("remat-offload: --link-slots and --max-states must be ≥ 0")
+	if o.LinkSlots < 0 {
+		return usageErrorf("remat-offload: --link-slots must be ≥ 0, got %d", o.LinkSlots)
+	}
+	if o.MaxStates < 0 {
+		return usageErrorf("remat-offload: --max-states must be ≥ 0, got %d", o.MaxStates)
 	}
 	c, source, err := loadChain(o.ChainFile)
 	if err != nil {
