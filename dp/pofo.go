@@ -164,6 +164,9 @@ func Combined(c *instances.Chain, budget int64, beta float64, opt CombinedOption
 		}
 	}
 	d := &pofoDP{c: pc, tab: tab, in: in, inner: inr, opt: opt, limit: limit}
+	if pr, ok := tab.(persistentRows); ok && !opt.FreeTurn {
+		d.initVM(pr.p)
+	}
 	res := CombinedResult{SlotSize: pc.q, ExactLink: pc.exactLink, Inner: inr}
 	if pc.M < pc.a[0]+pc.d[pc.n] {
 		return res, nil
@@ -227,13 +230,26 @@ func newPofoChain(c *instances.Chain, budget int64, beta float64, opt CombinedOp
 		pc.uf, pc.ub, pc.a, pc.abar, pc.d, pc.of, pc.ob = bc.uf, bc.ub, bc.a, bc.abar, bc.d, bc.of, bc.ob
 	} else {
 		// The table's budget is budget + ω_a^0 so that it covers every room up to the whole
-		// budget in slots (a level's input may be smaller than a^0, which can leave).
-		dopt := Options{Slots: opt.Slots}
-		sc, m, err := discretize(c, budget+c.A0, dopt)
+		// budget in slots (a level's input may be smaller than a^0, which can leave), plus
+		// what the link can move during the forward pass when the virtual-memory bound
+		// (vmBound) reads it; the slots grow with it so that the slot size stays budget/S.
+		top := budget + c.A0
+		slots := cmp.Or(opt.Slots, DefaultSlots)
+		if !opt.FreeTurn && opt.Inner != InnerExact {
+			var fwd float64
+			for l := 1; l <= n; l++ {
+				fwd += c.Stage(l).UF
+			}
+			extra := math.Min(math.Ceil(beta*fwd), float64(4*top))
+			slots = int(math.Ceil(float64(slots) * (float64(top) + extra) / float64(top)))
+			top += int64(extra)
+		}
+		dopt := Options{Slots: slots}
+		sc, _, err := discretize(c, top, dopt)
 		if err != nil {
 			return nil, nil, err
 		}
-		pc.q, pc.M = sc.q, int64(m)
+		pc.q, pc.M = sc.q, budget/sc.q
 		pc.uf, pc.ub = sc.uf, sc.ub
 		conv := func(v []int) []int64 {
 			out := make([]int64, len(v))
@@ -244,7 +260,7 @@ func newPofoChain(c *instances.Chain, budget int64, beta float64, opt CombinedOp
 		}
 		pc.a, pc.abar, pc.d, pc.of, pc.ob = conv(sc.a), conv(sc.abar), conv(sc.d), conv(sc.of), conv(sc.ob)
 		if opt.Inner != InnerExact {
-			p, err := NewPersistent(c, budget+c.A0, dopt)
+			p, err := NewPersistent(c, top, dopt)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -282,6 +298,9 @@ type pofoDP struct {
 	// freeMemo holds free's values, keyed by (A, s in D's place, full).
 	freeMemo map[ckey]float64
 	freeArr  []float64 // the same as an array over (s, A, full) when the budget has few units
+	vm       [][]float64 // initVM's suffix minima, nil when lower uses free
+	fwdCap   []int64     // Σ_{ℓ ≥ s} cf[ℓ]
+	remF     []float64   // Σ_{ℓ ≥ s} u_f^ℓ
 	rem      []float64 // Σ_{ℓ ≥ s} (u_f^ℓ + u_b^ℓ): what the levels from s on take at least
 	ub       float64   // an upper bound on the optimum (a plan of the searched class)
 	grain    int64     // P and D are rounded up to multiples of grain units
@@ -311,7 +330,7 @@ func (d *pofoDP) push(s int, st cstate) {
 		st.P = (st.P + g - 1) / g * g
 		st.D = (st.D + g - 1) / g * g
 	}
-	if st.g+d.rem[s] > d.ub || st.g+d.free(s, st.A, st.full) > d.ub {
+	if st.g+d.rem[s] > d.ub || st.g+d.lower(s, st.A, st.P, st.D, st.full) > d.ub {
 		return
 	}
 	if d.packed != nil {
@@ -338,6 +357,65 @@ func (d *pofoDP) push(s int, st cstate) {
 	}
 	d.index[s][k] = int32(len(d.layers[s]))
 	d.layers[s] = append(d.layers[s], st)
+}
+
+// lower is a lower bound on what the levels from s on take with A units kept above, P
+// queued for offload and the stored input ā^{s-1} (full) or a^{s-1}: initVM's bound when the
+// table allows it, else free.
+//
+// With the fluid turn (not FreeTurn) there is a second bound: the P queued bytes leave before
+// the turn and the D backlogged ones arrive after it, so the levels take at least
+// max(Σ u_f, P·q/β) + max(Σ u_b, D·q/β) over ℓ ≥ s.
+func (d *pofoDP) lower(s int, A, P, D int64, full bool) float64 {
+	if d.vm == nil {
+		return d.free(s, A, full)
+	}
+	c := d.c
+	link := math.Max(d.remF[s], float64(P)*c.perUnit) + math.Max(d.rem[s]-d.remF[s], float64(D)*c.perUnit)
+	xs := c.a[s-1]
+	if full {
+		xs = c.abar[s-1]
+	}
+	m0 := c.M - A - xs + d.fwdCap[s] - P
+	switch {
+	case m0 < 0:
+		return math.Inf(1)
+	case m0 >= int64(len(d.vm[s])):
+		return link
+	}
+	return max(link, d.vm[s][m0]-float64(m0)*c.perUnit)
+}
+
+// initVM fills the virtual-memory bound. The operations of the levels from s on are a
+// persistent sequence of stages s..n (their forward steps, F_all^n B^n, their backward
+// parts), and at any instant what they hold on the GPU plus what of theirs is away is at most
+// M − A + V, V being their bytes sent so far: at most the link's capacity during their
+// forward steps, Σ_{ℓ ≥ s} cf[ℓ] units, plus β·I for an idle I, minus the P queued bytes of
+// the levels above, which go first. So they take at least
+// min_{I ≥ 0} I + C_MP(s, n, M − A − |x| + Σ cf − P + β·I), which is
+// vm[s][m0] − m0·q/β with vm[s][m] = min_{m' ≥ m} C_MP(s, n, m') + m'·q/β (suffix minima of
+// rotor's row, read once). Offloads stop at the turn in the fluid model; with FreeTurn the
+// queued bytes vanish there and the bound does not hold (free is used).
+func (d *pofoDP) initVM(p *Persistent) {
+	c := d.c
+	n := c.n
+	d.fwdCap = make([]int64, n+2)
+	d.remF = make([]float64, n+2)
+	for s := n; s >= 1; s-- {
+		d.fwdCap[s] = d.fwdCap[s+1] + c.cf[s]
+		d.remF[s] = d.remF[s+1] + c.uf[s]
+	}
+	d.vm = make([][]float64, n+1)
+	r := persistentRows{p}
+	for s := 1; s <= n; s++ {
+		row := make([]float64, p.m+1)
+		best := math.Inf(1)
+		for m := p.m; m >= 0; m-- {
+			best = math.Min(best, r.value(s, n, int64(m))+float64(m)*c.perUnit)
+			row[m] = best
+		}
+		d.vm[s] = row
+	}
 }
 
 // free is a lower bound on what the levels from s on take with A units kept above and the
