@@ -297,15 +297,15 @@ type pofoDP struct {
 	packed []map[uint64]int32 // index by packed key when every unit count is below 2^20
 	// freeMemo holds free's values, keyed by (A, s in D's place, full).
 	freeMemo map[ckey]float64
-	freeArr  []float64 // the same as an array over (s, A, full) when the budget has few units
+	freeArr  []float64   // the same as an array over (s, A, full) when the budget has few units
 	vm       [][]float64 // initVM's suffix minima, nil when lower uses free
 	fwdCap   []int64     // Σ_{ℓ ≥ s} cf[ℓ]
 	remF     []float64   // Σ_{ℓ ≥ s} u_f^ℓ
-	rem      []float64 // Σ_{ℓ ≥ s} (u_f^ℓ + u_b^ℓ): what the levels from s on take at least
-	ub       float64   // an upper bound on the optimum (a plan of the searched class)
-	grain    int64     // P and D are rounded up to multiples of grain units
-	states   int       // kept
-	pushed   int       // created
+	rem      []float64   // Σ_{ℓ ≥ s} (u_f^ℓ + u_b^ℓ): what the levels from s on take at least
+	ub       float64     // an upper bound on the optimum (a plan of the searched class)
+	grain    int64       // P and D are rounded up to multiples of grain units
+	states   int         // kept
+	pushed   int         // created
 }
 
 // fwd runs one forward operation with the first-in first-out rule: need units besides the
