@@ -11,6 +11,7 @@ import (
 
 	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/instances/zoo"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/oracle"
@@ -258,4 +259,65 @@ func describe(c *instances.Chain) string {
 		out += fmt.Sprintf("\n  %d: uf=%g ub=%g a=%d ā=%d δ=%d of=%d ob=%d", l+1, st.UF, st.UB, st.A, st.ABar, st.Delta, st.OF, st.OB)
 	}
 	return out
+}
+
+// TestCombinedBoundsLoseNothing: with slots (where the incumbent, the virtual-memory bound
+// and the link bound prune), the DP's value equals the search without any of them on 150
+// random tiny chains at byte and GiB scale, 8 and 64 slots — a bound that cut the optimum
+// would show here.
+func TestCombinedBoundsLoseNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 2021))
+	n := 150
+	if testing.Short() {
+		n = 40
+	}
+	for k := 0; k < n; k++ {
+		c := tinyChain(r, k)
+		peak := storeAllPeak(c)
+		beta := float64(1 + r.IntN(4))
+		budget := peak/2 + r.Int64N(peak-peak/2+1)
+		for _, f := range []int64{1, 1 << 30} {
+			cc := scaled(c, f)
+			for _, slots := range []int{8, 64} {
+				opt := dp.CombinedOptions{Slots: slots}
+				with, err := dp.Combined(cc, budget*f, beta*float64(f), opt)
+				require.NoError(t, err)
+				dp.SetPofoNoBounds(true)
+				without, err := dp.Combined(cc, budget*f, beta*float64(f), opt)
+				dp.SetPofoNoBounds(false)
+				require.NoError(t, err)
+				require.Equal(t, without.Feasible, with.Feasible, "chain %d", k)
+				if with.Feasible {
+					require.InDelta(t, without.Value, with.Value, 1e-9*without.Value, "chain %d ×%d, %d slots\n%s", k, f, slots, describe(c))
+				}
+			}
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	// Real profiles: ResNet-18 and a 4-block GPT-2 at four budgets each, 12 GB/s, 60 slots.
+	r18, err := zoo.ResNet(zoo.CNNConfig{Depth: 18, Image: 224, Batch: 32})
+	require.NoError(t, err)
+	gpt, err := zoo.Transformer(zoo.TransformerConfig{Kind: "gpt2", Hidden: 768, Heads: 12, Layers: 4, SeqLen: 512, Batch: 8})
+	require.NoError(t, err)
+	for _, c := range []*instances.Chain{r18, gpt} {
+		peak := storeAllPeak(c)
+		lo := verify.MinBudget(c)
+		for k := 0; k < 4; k++ {
+			budget := lo/2 + (peak-lo/2)*int64(k)/4
+			opt := dp.CombinedOptions{Slots: 60}
+			with, err := dp.Combined(c, budget, 12e9, opt)
+			require.NoError(t, err)
+			dp.SetPofoNoBounds(true)
+			without, err := dp.Combined(c, budget, 12e9, opt)
+			dp.SetPofoNoBounds(false)
+			require.NoError(t, err)
+			require.Equal(t, without.Feasible, with.Feasible, "%s at %d", c.Name, budget)
+			if with.Feasible {
+				require.InDelta(t, without.Value, with.Value, 1e-9*without.Value, "%s at %d", c.Name, budget)
+				t.Logf("%s at %s: %.3f ms, %d states with the bounds, %d without", c.Name, instances.FormatSize(budget), with.Value*1e3, with.States, without.States)
+			}
+		}
+	}
 }
