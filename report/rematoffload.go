@@ -105,7 +105,10 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 		}
 		if out.Feasible {
 			row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, out.Report.Makespan, out.Report.Peak
-			row.Note = joinNote(row.Note, fmt.Sprintf("fluid %s, %d offloaded", instances.FormatDuration(out.Fluid.Makespan), out.Report.Offloaded))
+			row.Note = joinNote(row.Note, fmt.Sprintf("fluid %s, %d offloaded", instances.FormatDuration(out.ModelFluid.Makespan), out.Report.Offloaded))
+			if out.Kept > 0 {
+				row.Note += fmt.Sprintf(", %d kept by polishing", out.Kept)
+			}
 		} else if row.Note == "" {
 			row.Note = "no plan of this strategy fits"
 		}

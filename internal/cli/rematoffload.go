@@ -19,6 +19,7 @@ import (
 type RematOffloadOptions struct {
 	ChainFile, Mem, Bandwidth, Algo, Slots, Inner string
 	LinkSlots, MaxStates                          int
+	NoPolish                                      bool
 }
 
 // ComboBound is one lower bound of `memsched remat-offload`: its value in seconds (null when
@@ -58,14 +59,16 @@ type ComboDP struct {
 type ComboResult struct {
 	Algo     string `json:"algo"`
 	Feasible bool   `json:"feasible"`
-	// ModelMakespan is the plan's makespan in the fluid model of SPEC §6; Makespan the strict
-	// re-timed schedule's (verify/combined.Check).
+	// ModelMakespan is the algorithm's plan's makespan in the fluid model of SPEC §6;
+	// Makespan the strict re-timed schedule's (verify/combined.Check), after polishing kept
+	// Kept of the inputs the plan offloads (Plan is the plan that was re-timed).
 	ModelMakespan  *float64               `json:"model_makespan"`
 	Makespan       *float64               `json:"makespan"`
 	Ratio          *float64               `json:"ratio_to_best_bound"`
 	Peak           int64                  `json:"peak_memory"`
 	Idle           float64                `json:"idle"`
 	Offloaded      int                    `json:"offloaded"`
+	Kept           int                    `json:"kept_by_polish"`
 	OffloadedBytes int64                  `json:"offloaded_bytes"`
 	Verified       bool                   `json:"verified"`
 	Seconds        float64                `json:"seconds"`
@@ -98,7 +101,8 @@ offloaded while the rest of the chain runs. Algorithms:
 Each algorithm's plan is evaluated in the fluid model of SPEC §6 (model_makespan; bytes leave
 and arrive progressively), then re-timed as an executable schedule — a compute stream and one
 half-duplex link moving whole tensors, synchronized by dependencies — and validated under strict
-timing by verify/combined (makespan). Bounds: Σ(u_f+u_b) bounds every schedule; with --slots
+timing by verify/combined (makespan). Inputs the plan offloads are kept, one at a time, while
+that shortens the strict schedule (kept_by_polish; --no-polish to skip). Bounds: Σ(u_f+u_b) bounds every schedule; with --slots
 exact the optimum of the class in the fluid model without the turn's idle bounds the class's
 strict schedules only (docs/remat-offload.md). An infeasible budget is a result, not an error.`,
 		Example: `  memsched remat-offload --mem 80MiB --bandwidth 1GB/s                     # toy chain, the DP
@@ -120,6 +124,7 @@ strict schedules only (docs/remat-offload.md). An infeasible budget is a result,
 	f.StringVar(&o.Inner, "inner", "auto", "the DP's minimization over backward sequences: exact | restricted | auto (exact with --slots exact)")
 	f.IntVar(&o.LinkSlots, "link-slots", 0, "the DP's grid for queued and backlogged bytes, coarser than --slots (0: the same)")
 	f.IntVar(&o.MaxStates, "max-states", 0, "cap on the DP's states (0: 20000000); above it the DP stops with an error")
+	f.BoolVar(&o.NoPolish, "no-polish", false, "re-time each algorithm's plan as it is (by default inputs it offloads are kept while that shortens the strict schedule)")
 	return cmd
 }
 
@@ -176,7 +181,7 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 	if err != nil {
 		return err
 	}
-	opt := leverro.Options{Slots: slots, Exact: exact, Inner: inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates}
+	opt := leverro.Options{Slots: slots, Exact: exact, Inner: inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, NoPolish: o.NoPolish}
 	rep, err := RunRematOffload(c, source, budget, beta, algos, opt)
 	if err != nil {
 		return err
@@ -230,7 +235,7 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 			rep.Results = append(rep.Results, res)
 			continue
 		}
-		fm, sm := out.Fluid.Makespan, out.Report.Makespan
+		fm, sm := out.ModelFluid.Makespan, out.Report.Makespan
 		ratio := sm / rep.LowerBounds.Best
 		if sm < rep.LowerBounds.Best*(1-1e-9) {
 			return nil, fmt.Errorf("remat-offload: %s's verified makespan %g is below the bound Σu = %g (bug)", a, sm, rep.LowerBounds.Best)
@@ -241,7 +246,7 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		res.Feasible, res.Verified = true, true
 		res.ModelMakespan, res.Makespan, res.Ratio = &fm, &sm, &ratio
 		res.Peak, res.Idle = out.Report.Peak, out.Report.Idle
-		res.Offloaded, res.OffloadedBytes = out.Report.Offloaded, out.Report.OffloadedBytes
+		res.Offloaded, res.OffloadedBytes, res.Kept = out.Report.Offloaded, out.Report.OffloadedBytes, out.Kept
 		res.Plan, res.Schedule = out.Plan, out.Schedule
 		rep.Results = append(rep.Results, res)
 	}

@@ -30,6 +30,9 @@ type Options struct {
 	LinkSlots int
 	// MaxStates caps the DP's states (0: dp.DefaultMaxCombinedStates).
 	MaxStates int
+	// NoPolish reports the strategy's plan as it is; by default inputs it offloads are kept
+	// one at a time while that shortens the strict schedule (polish).
+	NoPolish bool
 }
 
 // Strategy is one strategy of the combined lever.
@@ -39,28 +42,40 @@ type Strategy struct {
 	// Summary says what it does, in one line, for help texts.
 	Summary string
 	plan    func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error)
+	// alt, when set, gives another plan that polishing weighs against the polished plan by
+	// strict makespan.
+	alt func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, error)
 }
 
 // Strategies are the combined lever's strategies, in report order.
 var Strategies = []Strategy{
-	{"pofo", "the dynamic program of SPEC §6 over the combined class (003's POFO): top-level segments, each input kept or offloaded, persistent backward sequences; exact in bytes with --slots exact, else sizes rounded up to slots",
-		func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
+	{Name: "pofo", Summary: "the dynamic program of SPEC §6 over the combined class (003's POFO): top-level segments, each input kept or offloaded, persistent backward sequences; exact in bytes with --slots exact, else sizes rounded up to slots; its schedule is the faster under strict timing of its plan and the best plan without offloading",
+		plan: func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
 			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates})
 			if err != nil || !r.Feasible {
 				return nil, &r, err
 			}
 			return r.Plan, &r, nil
+		},
+		// The class's best plan without offloading (C_MP's): its strict makespan is its fluid
+		// one, so pofo's schedule is never slower than rematerialization alone.
+		alt: func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, error) {
+			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, MaxStates: o.MaxStates, NoOffload: true})
+			if err != nil || !r.Feasible {
+				return nil, err
+			}
+			return r.Plan, nil
 		}},
 	{"remat-then-offload", "rotor's C_MP sequence for a larger budget, its checkpoints offloaded one by one while that shortens the fluid makespan (the best over the budgets where C_MP improves); never worse than rematerialization alone",
 		func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
 			p, err := heur.RematThenOffload(c, budget, beta, heur.Options{Slots: o.Slots})
 			return p, nil, err
-		}},
+		}, nil},
 	{"offload-then-remat", "001's GREEDY offload set with everything stored, then segments merged and recomputed (C_MP) where the link makes the compute stream wait, and inputs kept or offloaded, while the fluid makespan drops",
 		func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
 			p, err := heur.OffloadThenRemat(c, budget, beta, heur.Options{Slots: o.Slots})
 			return p, nil, err
-		}},
+		}, nil},
 }
 
 // Names returns the strategies' names in report order.
@@ -96,6 +111,12 @@ type Outcome struct {
 	Report   *combined.Report
 	// DP is the dynamic program's own answer (pofo only).
 	DP *dp.CombinedResult
+	// ModelPlan is the strategy's own plan and ModelFluid its fluid makespan; Plan differs
+	// from it when polishing kept inputs the model offloads (Options.NoPolish).
+	ModelPlan  *schedule.CombinedPlan
+	ModelFluid combined.FluidResult
+	// Kept is the number of inputs polishing kept.
+	Kept int
 }
 
 // Run runs the strategy on chain c under budget bytes (everything counted) with a link of beta
@@ -122,6 +143,26 @@ func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options)
 	if err != nil {
 		return out, err
 	}
+	out.ModelPlan, out.ModelFluid = p, fl
+	if !o.NoPolish {
+		p, sch = polish(c, budget, beta, p, sch)
+		if s.alt != nil {
+			q, err := s.alt(c, budget, beta, o)
+			if err != nil {
+				return out, err
+			}
+			if q != nil {
+				if s2, r2, err := heur.Retime(c, budget, beta, q); err == nil {
+					if _, r1, err := heur.Retime(c, budget, beta, p); err == nil && r2.Exact.Cmp(r1.Exact) < 0 {
+						p, sch = q, s2
+					}
+				}
+			}
+		}
+		if fl, err = combined.Fluid(c, budget, beta, p); err != nil {
+			return out, err
+		}
+	}
 	// Retime validates; validate again here, independently of it.
 	rep2, err := combined.Check(c, budget, beta, sch)
 	if err != nil {
@@ -137,5 +178,47 @@ func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options)
 		return out, fmt.Errorf("%s: strict makespan %g below the fluid one without the turn's idle %g (bug)", s.Name, rep2.Makespan, relaxed.Makespan)
 	}
 	out.Feasible, out.Plan, out.Fluid, out.Schedule, out.Report = true, p, fl, sch, rep2
+	out.Kept = max(0, out.ModelPlan.Offloaded()-p.Offloaded())
 	return out, nil
+}
+
+// polish keeps the plan's offloaded inputs one at a time — the first whose keeping shortens
+// the strict schedule, until none does. Strict timing moves whole tensors, and a tensor the
+// fluid model moves for free (its bytes trickling in beside the computation) can cost idle
+// when it must be reserved whole: on the zoo, pofo's fluid optimum re-timed is sometimes
+// slower than keeping some inputs. Plans that no longer fit are skipped.
+func polish(c *instances.Chain, budget int64, beta float64, p *schedule.CombinedPlan, sch *schedule.Combined) (*schedule.CombinedPlan, *schedule.Combined) {
+	_, rep, err := heur.Retime(c, budget, beta, p)
+	if err != nil {
+		return p, sch
+	}
+	best := rep.Exact
+	for improved := true; improved; {
+		improved = false
+		for k := 0; k <= len(p.Segments); k++ {
+			q := *p
+			q.Segments = append([]schedule.CombinedSegment(nil), p.Segments...)
+			if k < len(p.Segments) {
+				if !q.Segments[k].Offload {
+					continue
+				}
+				q.Segments[k].Offload = false
+			} else {
+				if !q.OffloadLoss {
+					continue
+				}
+				q.OffloadLoss = false
+			}
+			if f, err := combined.Fluid(c, budget, beta, &q); err != nil || !f.Feasible {
+				continue
+			}
+			s2, r2, err := heur.Retime(c, budget, beta, &q)
+			if err != nil || r2.Exact.Cmp(best) >= 0 {
+				continue
+			}
+			p, sch, best, improved = &q, s2, r2.Exact, true
+			break
+		}
+	}
+	return p, sch
 }
