@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify/combined"
 	"github.com/memsched/memsched/verify/oracle"
@@ -76,4 +77,39 @@ func TestFluidRationalLink(t *testing.T) {
 		want, _ := sc.combined.Float64()
 		assert.InDelta(t, want/3, r.Makespan, 1e-12, sc.name)
 	}
+}
+
+// TestTurnCounterexample: SPEC §6 says the fluid makespan of a plan is at most the strict
+// makespan of any schedule of it. Not at the turn: on this chain (found by the property test of
+// lever/rematoffload) the plan Off(a^0) F_all^1 · Off(ā^1) F_all^2 · Off(ā^2) F_all^3 ·
+// F_all^4 has fluid makespan 13 s — the fluid model idles after F_all^5 until ā^2 has left —
+// while a strict schedule runs B^5 (2 s) beside that offload and ends at 12 s. Without the
+// turn's idle (FluidFreeTurn) the fluid value is at most the strict one.
+func TestTurnCounterexample(t *testing.T) {
+	c := &instances.Chain{Name: "turn", A0: 5, Delta0: 3, Stages: []instances.Stage{
+		{UF: 1, UB: 1, A: 3, ABar: 6, Delta: 5, OF: 1, OB: 0},
+		{UF: 0, UB: 2, A: 5, ABar: 5, Delta: 3, OF: 0, OB: 1},
+		{UF: 1, UB: 0, A: 6, ABar: 6, Delta: 5, OF: 1, OB: 1},
+		{UF: 1, UB: 0, A: 6, ABar: 6, Delta: 5, OF: 3, OB: 4},
+		{UF: 0, UB: 2, A: 0, ABar: 0, Delta: 0, OF: 5, OB: 1},
+	}}
+	p := &schedule.CombinedPlan{Segments: []schedule.CombinedSegment{
+		{Start: 1, End: 1, All: true, Offload: true}, {Start: 2, End: 2, All: true, Offload: true},
+		{Start: 3, End: 3, All: true, Offload: true}, {Start: 4, End: 4, All: true}}}
+	f, err := combined.Fluid(c, 29, 3, p)
+	require.NoError(t, err)
+	assert.Zero(t, f.Exact.Cmp(big.NewRat(13, 1)), f.Exact.RatString())
+	ft, err := combined.FluidFreeTurn(c, 29, 3, p)
+	require.NoError(t, err)
+	s := &schedule.Combined{
+		Ops: []schedule.CombinedOp{cop(schedule.Fall, 1), cop(schedule.Fall, 2), cop(schedule.Fall, 3), cop(schedule.Fall, 4),
+			cop(schedule.Fall, 5), cop(schedule.B, 5), cop(schedule.B, 4, 2), cop(schedule.B, 3, 3), cop(schedule.B, 2, 4), cop(schedule.B, 1, 5)},
+		Transfers: []schedule.CombinedTransfer{ctr(schedule.Offload, 0, false, -1), ctr(schedule.Offload, 1, true, 0),
+			ctr(schedule.Offload, 2, true, 1), ctr(schedule.Prefetch, 2, true, 6), ctr(schedule.Prefetch, 1, true, 1), ctr(schedule.Prefetch, 0, false, 0)},
+	}
+	r, err := combined.Check(c, 29, 3, s)
+	require.NoError(t, err)
+	assert.Zero(t, r.Exact.Cmp(big.NewRat(12, 1)), r.Exact.RatString())
+	assert.Equal(t, []float64{0, 1, 1, 2, 3, 3}, r.OpStart[:6]) // B^5 runs at 3 while ā^2 is still leaving
+	assert.LessOrEqual(t, ft.Exact.Cmp(r.Exact), 0, "free turn %s", ft.Exact.RatString())
 }
