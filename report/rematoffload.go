@@ -138,7 +138,7 @@ func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 	slots *= pofoSlotsFactor
 	deadline := time.Now().Add(limit)
 	var best leverro.Outcome
-	bestSlots, last := 0, 0
+	bestSlots, last, steady := 0, 0, 0
 	for s := min(pofoFirstSlots, slots); ; s = min(2*s, slots) {
 		start := time.Now()
 		out, err := st.Run(c, budget, beta, leverro.Options{Slots: s, MaxStates: pofoMaxStates})
@@ -153,8 +153,17 @@ func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 			return best, "", err
 		}
 		last = s
+		prev := best
 		if out.Feasible && (!best.Feasible || out.Report.Exact.Cmp(best.Report.Exact) < 0) {
 			best, bestSlots = out, s
+		}
+		// Converged: two doublings in a row moved the makespan by less than 0.1 %.
+		if prev.Feasible && best.Report.Makespan >= prev.Report.Makespan*(1-1e-3) {
+			if steady++; steady == 2 {
+				break
+			}
+		} else {
+			steady = 0
 		}
 		took := time.Since(start)
 		if s == slots || ctx.Err() != nil || time.Now().Add(time.Duration(2.5*float64(took))).After(deadline) {

@@ -496,7 +496,7 @@ func (s *sweeper) acts(ctx context.Context) {
 }
 
 // SweepRematOffloadTime is the time the combined DP gets at each budget of a sweep.
-const SweepRematOffloadTime = 5 * time.Second
+const SweepRematOffloadTime = 2 * time.Second
 
 // combined sweeps the lever of rematerialization and activation offloading together: every
 // strategy and bound at each budget (pofo refining its slots for SweepRematOffloadTime).
