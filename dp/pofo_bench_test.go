@@ -24,7 +24,9 @@ func BenchmarkCombinedSlots(b *testing.B) {
 	}{
 		{"resnet101", func() (*instances.Chain, error) { return zoo.ResNet(zoo.CNNConfig{Depth: 101, Image: 224, Batch: 32}) },
 			1730 << 20, []int{100, 200, 400, 800, 1600, 3200}},
-		{"densenet201", func() (*instances.Chain, error) { return zoo.DenseNet(zoo.CNNConfig{Depth: 201, Image: 224, Batch: 32}) },
+		{"densenet201", func() (*instances.Chain, error) {
+			return zoo.DenseNet(zoo.CNNConfig{Depth: 201, Image: 224, Batch: 32})
+		},
 			2326 << 20, []int{50, 100, 200, 400}},
 	} {
 		c, err := tc.chain()
