@@ -3,7 +3,7 @@
 // each network, the share of rematerialization's overhead over Σu that the combined optimum
 // removes, 1 − (T_comb − Σu)/(T_remat − Σu), against the budget as a fraction of the store-all
 // peak — the DP's fluid value (solid) and the executed, strict schedule (dashed) — one panel
-// per bandwidth, as one SVG.
+// per bandwidth, as one SVG (or PNG, by the output's extension).
 //
 //	go run ./tools/combinedzooplot docs/remat-offload-zoo-points.tsv docs/remat-offload-zoo.svg
 package main
@@ -11,6 +11,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
@@ -48,6 +50,7 @@ func read(path string) (betas []string, nets []string, data map[string]map[strin
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	col := map[string]int{}
+	seen := map[string]bool{}
 	data = map[string]map[string]*curve{}
 	for line := 1; sc.Scan(); line++ {
 		cols := strings.Split(sc.Text(), "\t")
@@ -87,7 +90,8 @@ func read(path string) (betas []string, nets []string, data map[string]map[strin
 		}
 		if data[beta][net] == nil {
 			data[beta][net] = &curve{}
-			if len(betas) == 1 {
+			if !seen[net] {
+				seen[net] = true
 				nets = append(nets, net)
 			}
 		}
@@ -111,6 +115,7 @@ func run(in, out string) error {
 		p.Y.Label.Text = "1 − overhead(combined) / overhead(remat)"
 		p.Add(plotter.NewGrid())
 		p.Legend.Top = true
+		p.Legend.Left = true
 		p.Legend.TextStyle.Font.Size = 8
 		for i, net := range nets {
 			c := data[beta][net]
@@ -135,11 +140,19 @@ func run(in, out string) error {
 			p.Legend.Add(net, lf, sf)
 		}
 		p.Y.Min = -0.2
-		p.Y.Max = 1.3
+		p.Y.Max = 1.75
 		panels = append(panels, []*plot.Plot{p})
 	}
 	w, h := 8*vg.Inch, 5*vg.Inch*vg.Length(len(panels))
-	c := vgsvg.New(w, h)
+	var c interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	if strings.HasSuffix(out, ".png") {
+		c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	} else {
+		c = vgsvg.New(w, h)
+	}
 	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadY: vg.Points(12)}
 	canvases := plot.Align(panels, tiles, draw.New(c))
 	for i := range panels {
