@@ -179,7 +179,12 @@ func (e *InvalidOpError) Error() string {
 
 // Remat simulates seq on c (004 §3, SPEC §1) and returns its makespan and peak memory, or an
 // *InvalidOpError for the first operation that is not valid or when δ^0 is never produced.
+// c must validate: its sizes then total at most instances.MaxBytes, so the memory sums of the
+// simulation cannot overflow (a chain that does not is an error, never a wrapped peak).
 func Remat(c *instances.Chain, seq schedule.Sequence, opt RematOptions) (RematResult, error) {
+	if err := c.Validate(); err != nil {
+		return RematResult{}, fmt.Errorf("verify: %w", err)
+	}
 	s := InitialState(c)
 	res := RematResult{Peak: s.Memory(c), PeakOp: -1}
 	for i, op := range seq {

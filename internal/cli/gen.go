@@ -133,6 +133,10 @@ func newGenRandomCmd(io *IO, g *GenOptions) *cobra.Command {
 			if p.Stages < 1 || p.Stages > 100000 || p.MaxSize < 1 || p.MaxTime < 0 {
 				return usageErrorf("gen random: --stages must be in 1..100000, --max-size ≥ 1 B, --max-time ≥ 0")
 			}
+			if _, ok := instances.MulBytes(int64(6*p.Stages+2), p.MaxSize); !ok {
+				return usageErrorf("gen random: --max-size %s with --stages %d: the chain's sizes could total %.3g B, above 2^60 B (1 EiB), the most memsched computes with",
+					maxSize, p.Stages, float64(6*p.Stages+2)*float64(p.MaxSize))
+			}
 			c := instances.Random(rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), p)
 			c.Name = fmt.Sprintf("random seed=%d stages=%d", seed, p.Stages)
 			return writeChain(c, g, io)
