@@ -90,6 +90,10 @@ var offloadAlgos = []string{"greedy", "greedy-nodiscount", "greedy-reserve", "l2
 type boundSettings struct {
 	solver string
 	limit  float64
+	// ctx carries the command's deadline (--time-limit counts from the command's start) and
+	// Ctrl-C; nil: none. maxMemory caps the MILP's estimated memory (0: none).
+	ctx       context.Context
+	maxMemory int64
 }
 
 // runOffloadAlgo runs one algorithm and re-validates its schedule. No valid schedule is a
@@ -144,7 +148,7 @@ func runOffloadAlgo(p *offload.Problem, algo string, bs boundSettings, cert *wei
 
 func newOffloadWeightsCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
-	var algo, solver string
+	var algo, solver, maxMemory string
 	var withBound bool
 	var limit float64
 	cmd := &cobra.Command{
@@ -169,16 +173,23 @@ Every schedule is checked by the periodic validator before it is printed.`,
   memsched offload-weights --chain gpt2.json --mem 8GiB --json > w.json   # then: memsched verify`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if withBound {
+			start := time.Now()
+			if withBound || algo == "milp" {
 				if err := checkTimeLimit(limit); err != nil {
 					return err
 				}
+			}
+			maxMem, err := maxMemoryFlag(maxMemory)
+			if err != nil {
+				return err
 			}
 			p, err := o.problem()
 			if err != nil {
 				return err
 			}
-			bs := boundSettings{solver: solver, limit: limit}
+			ctx, cancel := withTimeLimit(cmd.Context(), start, limit)
+			defer cancel()
+			bs := boundSettings{solver: solver, limit: limit, ctx: ctx, maxMemory: maxMem}
 			if algo == "all" {
 				return runOffloadAll(io, p, withBound, bs)
 			}
@@ -211,7 +222,8 @@ Every schedule is checked by the periodic validator before it is printed.`,
 	cmd.Flags().StringVar(&algo, "algo", "greedy", "greedy (002 Alg. 1 + Alg. 2) | greedy-nodiscount (Greedy*) | greedy-reserve (Alg. 1 with room for weights in flight) | l2l | milp (MILP-guided) | all")
 	cmd.Flags().BoolVar(&withBound, "bound", false, "with --algo all: solve the lower-bound MILP too and report each period's ratio to it")
 	cmd.Flags().StringVar(&solver, "solver", "", "with --bound or --algo milp: highs|lpsolve|ref (default: the best compiled in)")
-	cmd.Flags().Float64Var(&limit, "time-limit", 60, "with --bound or --algo milp: solver time limit in seconds")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "with --bound or --algo milp: wall-time budget in seconds of the whole command (model building included)")
+	addMaxMemoryFlag(cmd.Flags(), &maxMemory)
 	return cmd
 }
 
@@ -316,7 +328,11 @@ func certifiedBound(p *offload.Problem, bs boundSettings) (*weightlb.Certified, 
 	if err != nil {
 		return nil, err
 	}
-	return weightlb.LowerBound(context.Background(), p, weightlb.Options{Solvers: solvers,
+	ctx := bs.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return weightlb.LowerBound(ctx, p, weightlb.Options{Solvers: solvers, MaxMemory: bs.maxMemory,
 		Params: milp.Params{TimeLimit: time.Duration(bs.limit * float64(time.Second)), RelGap: 1e-9}})
 }
 
@@ -325,6 +341,7 @@ func boundReport(c *weightlb.Certified) *BoundReport {
 	rep := &BoundReport{Status: milp.NotSolved.String(), CertifiedBy: c.CertifiedBy, SumU: c.SumU,
 		Forced: c.Forced, Feasible: !c.Infeasible}
 	rep.LowerBound = finite(c.Value)
+	rep.Note = c.Note
 	if c.EvidenceName != "" {
 		rep.Evidence = c.Evidence.What
 	}
@@ -362,11 +379,13 @@ type BoundReport struct {
 	Incumbent     *float64       `json:"incumbent"`
 	Seconds       float64        `json:"seconds"`
 	Solver        string         `json:"solver"`
+	// Note says why the MILP did not run or has no bound (memory limit, time spent building).
+	Note string `json:"note,omitempty"`
 }
 
 func newBoundCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
-	var problem, solver string
+	var problem, solver, maxMemory string
 	var limit float64
 	var slots int
 	var exactSlots bool
@@ -383,6 +402,7 @@ as solver-error with the evidence if the contradiction stays.`,
   memsched bound --chain gpt2.json --mem 8GiB --solver lpsolve --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
 			if problem == "act-offload" {
 				return runActBound(io, o, slots, exactSlots)
 			}
@@ -392,11 +412,17 @@ as solver-error with the evidence if the contradiction stays.`,
 			if err := checkTimeLimit(limit); err != nil {
 				return err
 			}
+			maxMem, err := maxMemoryFlag(maxMemory)
+			if err != nil {
+				return err
+			}
 			p, err := o.problem()
 			if err != nil {
 				return err
 			}
-			cert, err := certifiedBound(p, boundSettings{solver: solver, limit: limit})
+			ctx, cancel := withTimeLimit(cmd.Context(), start, limit)
+			defer cancel()
+			cert, err := certifiedBound(p, boundSettings{solver: solver, limit: limit, ctx: ctx, maxMemory: maxMem})
 			if err != nil {
 				return err
 			}
@@ -425,6 +451,9 @@ as solver-error with the evidence if the contradiction stays.`,
 			if rep.Evidence != "" {
 				fmt.Fprintf(w, "checked against\t%s\n", rep.Evidence)
 			}
+			if rep.Note != "" {
+				fmt.Fprintf(w, "note\t%s\n", rep.Note)
+			}
 			if rep.Contradiction != "" {
 				fmt.Fprintf(w, "solver failure\t%s\n", rep.Contradiction)
 			}
@@ -436,7 +465,8 @@ as solver-error with the evidence if the contradiction stays.`,
 	cmd.Flags().StringVar(&solver, "solver", "", "highs|lpsolve|ref (default: the best compiled in)")
 	cmd.Flags().IntVar(&slots, "slots", 500, "act-offload: DYNPROG memory slots for the interruptible bound")
 	cmd.Flags().BoolVar(&exactSlots, "exact", false, "act-offload: DYNPROG bound without rounding (small integer instances)")
-	cmd.Flags().Float64Var(&limit, "time-limit", 60, "solver time limit in seconds")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "wall-time budget in seconds of the whole command: model building and every solve included")
+	addMaxMemoryFlag(cmd.Flags(), &maxMemory)
 	return cmd
 }
 
