@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,4 +41,23 @@ func TestBoundLimits(t *testing.T) {
 	code, _, stderr = run(t, append(args, "--max-memory", "0")...)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--max-memory must be positive")
+}
+
+// TestRematTooLarge: a table above --max-memory is refused at once with its size and the
+// slots that fit (exit 1: the input is valid, the command cannot complete within the limit),
+// and the advice works; with --slots exact the table falls back to slots, announced.
+func TestRematTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.json")
+	code, _, stderr := run(t, "gen", "zoo", "gpt2", "--hidden", "64", "--heads", "4", "--layers", "298", "--seq", "16", "--batch", "1", "-o", path)
+	require.Equal(t, 0, code, stderr)
+	args := []string{"remat", "--chain", path, "--mem", "1GiB", "--max-memory", "32MiB"}
+	code, out, stderr := run(t, args...)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "the C_MP (persistent) with 500 slots on 300 stages table would take 221.32 MiB")
+	assert.Contains(t, stderr, "above the memory limit of 32.00 MiB (--max-memory); use --slots 69 or fewer")
+	assert.Equal(t, 1, strings.Count(stderr, "\n"))
+	code, out, stderr = run(t, append(args, "--slots", "69")...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "verified")
 }

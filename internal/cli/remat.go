@@ -37,6 +37,8 @@ type RematOptions struct {
 	// SequenceFile, when set, is a sequence (JSON list of {"op", "stage"}) to replay and
 	// report instead of computing one (algorithm "given"): e.g. another tool's answer.
 	SequenceFile string
+	// MaxMemory caps a dynamic-programming table's estimated memory (--max-memory).
+	MaxMemory string
 }
 
 // maxExactBudget is the largest budget of --exact: the dynamic programs take at most 2^22 slots.
@@ -87,6 +89,9 @@ always fit). --slots exact builds them in bytes instead, keeping each sub-chain'
 its breakpoints: the exact optimum of the class at every budget, and with --frontier the exact
 makespan-vs-budget frontier. If a frontier outgrows the breakpoint cap, remat says so on stderr
 (and in the JSON note) and uses 500 slots.
+Every table is sized before it is built: one above --max-memory (default 2GiB) is refused with
+its size and the slots that would fit (C_MP on n stages with S slots takes about 5·n²·S bytes,
+C_FL about 3.7·n³·S).
 An infeasible budget is a result (feasible: false), not an error.`,
 		Example: `  memsched remat --mem 90MiB                              # toy chain, rotor's C_MP
   memsched remat --mem 90MiB --algo floating --json       # optimal weakly persistent sequence
@@ -106,6 +111,7 @@ An infeasible budget is a result (feasible: false), not an error.`,
 	f.BoolVar(&opts.Frontier, "frontier", false, "print the makespan-vs-budget frontier up to --mem (persistent, floating, revolve)")
 	f.StringVar(&opts.SequenceFile, "sequence", "", "replay this sequence (JSON list of {\"op\": \"Fall|Fck|Fn|B\", \"stage\": N}) instead of computing one")
 	f.BoolVar(&opts.FreeDelete, "free-delete", false, "SPEC §1 variant: stored values may be dropped at no cost (Del); --algo exhaustive only")
+	addMaxMemoryFlag(f, &opts.MaxMemory)
 	return cmd
 }
 
@@ -132,18 +138,22 @@ func runRemat(opts *RematOptions, io *IO) error {
 		return usageErrorf("remat: --free-delete needs --algo exhaustive (the dynamic programs model 004 without deletion)")
 	}
 	simOpt := verify.RematOptions{FreeDelete: opts.FreeDelete}
+	maxMem, err := maxMemoryFlag(opts.MaxMemory)
+	if err != nil {
+		return err
+	}
 	c, source, err := loadChain(opts.ChainFile)
 	if err != nil {
 		return err
 	}
-	dpOpt := dp.Options{Slots: slots}
+	dpOpt := dp.Options{Slots: slots, MaxMemory: maxMem}
 	if slots == 0 {
 		dpOpt.Slots = dp.DefaultSlots
 	}
 	rep := RematReport{Algorithm: opts.Algo, Chain: source, Budget: budget, Sequence: schedule.Sequence{}}
 	var tab rematTable
 	if contains([]string{"persistent", "floating", "revolve"}, opts.Algo) && opts.SequenceFile == "" {
-		if tab, rep.Exact, rep.Note, err = newRematTable(c, budget, opts.Algo, exact, dpOpt, dp.ExactOptions{MaxBreakpoints: opts.MaxBreakpoints}); err != nil {
+		if tab, rep.Exact, rep.Note, err = newRematTable(c, budget, opts.Algo, exact, dpOpt, dp.ExactOptions{MaxBreakpoints: opts.MaxBreakpoints, MaxMemory: maxMem}); err != nil {
 			return err
 		}
 		if rep.Note != "" {
@@ -271,10 +281,11 @@ func newRematTable(c *instances.Chain, budget int64, algo string, exact bool, op
 			t, err = dp.NewRevolveExact(c, budget, eopt)
 		}
 		var be *dp.BreakpointError
+		var tl *dp.TooLargeError
 		switch {
 		case err == nil:
 			return t, true, "", nil
-		case !errors.As(err, &be):
+		case !errors.As(err, &be) && !errors.As(err, &tl):
 			return nil, false, "", err
 		}
 		note := fmt.Sprintf("exact table out of reach (%v); fell back to %d slots", err, opt.Slots)
