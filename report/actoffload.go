@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -45,8 +46,10 @@ const (
 	actExactNodes  = 2_000_000
 )
 
-// ActStrategy runs one strategy; a nil result with a note means it was not run.
-func ActStrategy(p *act.Problem, name string, lowerBound float64) (*heur.Result, string, error) {
+// ActStrategy runs one strategy; a nil result with a note means it was not run. o bounds
+// DYNPROG's memory and can stop it (dp.TooLargeError, dp.ErrStopped); its slots are the
+// default.
+func ActStrategy(p *act.Problem, name string, lowerBound float64, o dp.ActOptions) (*heur.Result, string, error) {
 	switch name {
 	case "none":
 		r, err := heur.Ordered(p, nil)
@@ -55,7 +58,7 @@ func ActStrategy(p *act.Problem, name string, lowerBound float64) (*heur.Result,
 		r, err := heur.Greedy(p)
 		return r, "", err
 	case "dynprog":
-		r, err := dp.DynProg(p, dp.ActOptions{})
+		r, err := dp.DynProg(p, o)
 		return r, "", err
 	case "vdnn":
 		r, err := heur.VDNN(p, heur.VDNNBoth)
@@ -80,8 +83,9 @@ func ActStrategy(p *act.Problem, name string, lowerBound float64) (*heur.Result,
 const ActSweepDPStages = 200
 
 // ActBounds returns 001 Prop. 3, the fractional relaxation and, with withDP, the interruptible
-// relaxation (DYNPROG with sizes rounded down to 500 slots; never below the fractional one).
-func ActBounds(p *act.Problem, withDP bool) ([]Bound, error) {
+// relaxation (DYNPROG with sizes rounded down to 500 slots; never below the fractional one)
+// under o's memory limit and Stop channel.
+func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
 	frac := p.Fractional()
 	if math.IsInf(frac, 1) {
 		return []Bound{{Name: "fractional relaxation", Kind: Relaxation, Infeasible: true,
@@ -95,7 +99,7 @@ func ActBounds(p *act.Problem, withDP bool) ([]Bound, error) {
 		return bounds, nil
 	}
 	start := time.Now()
-	ib, err := dp.InterruptibleBound(p, dp.ActOptions{})
+	ib, err := dp.InterruptibleBound(p, o)
 	if err != nil {
 		return bounds, err
 	}
@@ -121,19 +125,29 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 	if err != nil {
 		return lr, err
 	}
-	if lr.Bounds, err = ActBounds(p, true); err != nil {
-		return lr, err
+	dpOpt := dp.ActOptions{MaxMemory: memoryLimit(in), Stop: ctx.Done()}
+	if lr.Bounds, err = ActBounds(p, true, dpOpt); err != nil {
+		why, ok := tableOutOfReach(err)
+		if !ok {
+			return lr, err
+		}
+		lr.Notes = append(lr.Notes, "bound: the interruptible relaxation (DYNPROG) "+why)
+		if lr.Bounds, err = ActBounds(p, false, dpOpt); err != nil {
+			return lr, err
+		}
 	}
 	lb := 0.0
 	for _, b := range lr.Bounds {
 		lb = math.Max(lb, b.Value)
 	}
 	for _, name := range ActStrategies {
-		if err := ctx.Err(); err != nil {
-			return lr, err
-		}
 		start := time.Now()
-		r, note, err := ActStrategy(p, name, lb)
+		// Only DYNPROG can take long (exact is limited to 16 operations and a node budget):
+		// it stops at the end of the share, the heuristics always run.
+		r, note, err := ActStrategy(p, name, lb, dpOpt)
+		if why, ok := tableOutOfReach(err); ok {
+			r, note, err = nil, why, nil
+		}
 		if err != nil {
 			return lr, fmt.Errorf("%s: %w", name, err)
 		}
@@ -145,6 +159,19 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 		lr.Rows = append(lr.Rows, row)
 	}
 	return lr, nil
+}
+
+// tableOutOfReach says why a dynamic program did not finish when err is one of the guards'
+// (a table above the memory limit, or stopped at the end of the time share).
+func tableOutOfReach(err error) (string, bool) {
+	var tl *dp.TooLargeError
+	switch {
+	case errors.Is(err, dp.ErrStopped):
+		return "stopped at the end of the lever's time share", true
+	case errors.As(err, &tl):
+		return "not run: " + tl.Error(), true
+	}
+	return "", false
 }
 
 // actRow re-validates a strategy's schedule with verify/timed.

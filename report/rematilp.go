@@ -88,7 +88,7 @@ func rematILP(ctx context.Context, in Input, lr *LeverReport, start schedule.Seq
 		lr.Notes = append(lr.Notes, "ilp: "+sol.BoundNote)
 		return nil
 	}
-	b := Bound{Name: "MILP (chain-exact, " + s.Name() + ")", Kind: MILP, Status: sol.Status.String(), Seconds: secs,
+	b := Bound{Name: "MILP (chain-exact, " + s.Name() + ")", Kind: MILP, Status: sol.Status.String(), Seconds: secs, TimeBudget: left.Seconds(),
 		Exact: sol.Status == milp.Optimal, Note: "Checkmate's MILP extended to 004's operations (docs/checkmate.md)"}
 	if !math.IsInf(sol.Gap, 0) && !math.IsNaN(sol.Gap) {
 		b.Gap = finite(sol.Gap)

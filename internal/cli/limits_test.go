@@ -61,3 +61,23 @@ func TestRematTooLarge(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "verified")
 }
+
+// TestCertifyTimeLines: certify prints, per lever, the time it took and its share of
+// --time-limit (JSON: seconds, time_budget_seconds), and the MILP bounds' own limits.
+func TestCertifyTimeLines(t *testing.T) {
+	code, out, stderr := run(t, "certify", "--bandwidth", "12GB/s", "--time-limit", "30")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `(?m)^time: \d+\.\d s of a 15\.0 s share`, out, "two levers run: 15 s each")
+	code, out, stderr = run(t, "certify", "--bandwidth", "12GB/s", "--time-limit", "30", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Levers map[string]struct {
+			Seconds    float64 `json:"seconds"`
+			TimeBudget float64 `json:"time_budget_seconds"`
+		} `json:"levers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.InDelta(t, 15, rep.Levers["remat"].TimeBudget, 0.5)
+	assert.LessOrEqual(t, rep.Levers["remat"].Seconds, rep.Levers["remat"].TimeBudget)
+	assert.Positive(t, rep.Levers["act-offload"].TimeBudget)
+}

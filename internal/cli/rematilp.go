@@ -63,6 +63,7 @@ type RematILPReport struct {
 }
 
 func runRematILP(o *RematILPOptions, io *IO) error {
+	begin := time.Now()
 	if o.Mem == "" {
 		return usageErrorf("remat: --mem is required (e.g. --mem 90MiB)")
 	}
@@ -81,7 +82,10 @@ func runRematILP(o *RematILPOptions, io *IO) error {
 	if err != nil {
 		return &UsageError{err}
 	}
-	ctx := context.Background()
+	// --time-limit is the command's budget: the solve gets what the loading, C_MP and the
+	// model building leave of it.
+	ctx, cancel := withTimeLimit(context.Background(), begin, o.TimeLimit)
+	defer cancel()
 	p := milp.Params{TimeLimit: time.Duration(o.TimeLimit * float64(time.Second))}
 	rep := &RematILPReport{Chain: source, Stages: c.Len(), Budget: budget, MinBudget: verify.MinBudget(c), Algorithm: o.Algo, Sequence: schedule.Sequence{}, Solver: s.Name()}
 	cmp, err := dp.SolvePersistent(c, budget, dp.Options{})
