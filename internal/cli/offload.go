@@ -404,7 +404,11 @@ as solver-error with the evidence if the contradiction stays.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
 			if problem == "act-offload" {
-				return runActBound(io, o, slots, exactSlots)
+				maxMem, err := maxMemoryFlag(maxMemory)
+				if err != nil {
+					return err
+				}
+				return runActBound(io, o, slots, exactSlots, maxMem)
 			}
 			if problem != "weight-offload" {
 				return usageErrorf("bound: unknown --problem %q (want weight-offload or act-offload)", problem)
