@@ -290,6 +290,9 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 		if b.Contradiction != "" {
 			fmt.Fprintf(w, "solver failure\t%s\n", b.Contradiction)
 		}
+		if b.Note != "" {
+			fmt.Fprintf(w, "note\t%s\n", b.Note)
+		}
 	}
 	fmt.Fprintf(w, "\nalgorithm\tmakespan\tidle\tover %s\tverified\n", refName)
 	for _, r := range rep.Results {
@@ -447,11 +450,16 @@ as solver-error with the evidence if the contradiction stays.`,
 				fmt.Fprintf(w, "feasible\tno: %s\n", rep.CertifiedBy)
 				return w.Flush()
 			}
-			fmt.Fprintf(w, "lower bound\t%s\ncertified by\t%s\nΣu\t%s\nforced prefetch / β\t%s\nMILP\t%s, bound %s, incumbent %s, gap %s (%s, %.2f s)\n",
+			fmt.Fprintf(w, "lower bound\t%s\ncertified by\t%s\nΣu\t%s\nforced prefetch / β\t%s\n",
 				show(rep.LowerBound, instances.FormatDuration), rep.CertifiedBy,
-				instances.FormatDuration(rep.SumU), instances.FormatDuration(rep.Forced), rep.Status,
-				show(rep.MILPBound, instances.FormatDuration), show(rep.Incumbent, instances.FormatDuration),
-				show(rep.Gap, func(g float64) string { return fmt.Sprintf("%.3g", g) }), rep.Solver, rep.Seconds)
+				instances.FormatDuration(rep.SumU), instances.FormatDuration(rep.Forced))
+			if rep.Solver == "" {
+				fmt.Fprintf(w, "MILP\tnot run (see the note)\n")
+			} else {
+				fmt.Fprintf(w, "MILP\t%s, bound %s, incumbent %s, gap %s (%s, %.2f s)\n", rep.Status,
+					show(rep.MILPBound, instances.FormatDuration), show(rep.Incumbent, instances.FormatDuration),
+					show(rep.Gap, func(g float64) string { return fmt.Sprintf("%.3g", g) }), rep.Solver, rep.Seconds)
+			}
 			if rep.Evidence != "" {
 				fmt.Fprintf(w, "checked against\t%s\n", rep.Evidence)
 			}
