@@ -385,7 +385,8 @@ func newRematAllCmd(io *IO) *cobra.Command {
 		}
 		chain, _ := c.Flags().GetString("chain")
 		mem, _ := c.Flags().GetString("mem")
-		return runRematILP(&RematILPOptions{ChainFile: chain, Mem: mem, Algo: algo, Solver: solver, TimeLimit: limit}, io)
+		maxMem, _ := c.Flags().GetString("max-memory")
+		return runRematILP(&RematILPOptions{ChainFile: chain, Mem: mem, Algo: algo, Solver: solver, TimeLimit: limit, MaxMemory: maxMem}, io)
 	}
 	return cmd
 }
