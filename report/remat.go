@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/memsched/memsched/dp"
-	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
+	leverremat "github.com/memsched/memsched/lever/remat"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/oracle"
@@ -31,9 +31,6 @@ func (Remat) Name() string { return "remat" }
 
 // Skip returns "": every chain can be rematerialized.
 func (Remat) Skip(Input) string { return "" }
-
-// RematStrategies lists the strategies of the remat lever in report order.
-var RematStrategies = []string{"persistent", "floating", "revolve", "sequential", "store-all"}
 
 // Run computes every strategy and bound.
 func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
@@ -56,7 +53,7 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	mem := memoryLimit(in)
 	boundsMem, stratMem := mem/2, mem/4
 	slottedFloating := floatingOutOfReach(c.Len(), nslots, boundsMem)
-	names := append([]string(nil), RematStrategies...)
+	names := leverremat.Names(leverremat.InCertify)
 	rows := make([]Row, len(names))
 	seqs := make([]schedule.Sequence, len(names))
 	skip := make([]bool, len(names))
@@ -170,12 +167,18 @@ func memoryLimit(in Input) int64 {
 	return dp.DefaultMaxMemory
 }
 
-// guardedStrategy runs RematStrategy under opt's memory limit and Stop channel. A table above
-// the limit is built again with the most slots that fit, when that is at least minSlots, and
-// the note says so; otherwise, and for a table stopped at the end of the time share, it
-// returns no sequence and the note is the reason. Other errors are errors.
+// guardedStrategy runs the registry's strategy name (lever/remat) under opt's memory limit and
+// Stop channel. A table above the limit is built again with the most slots that fit, when that
+// is at least probeSlots, and the note says so; otherwise, and for a table stopped at the end
+// of the time share, it returns no sequence and the note is the reason. Other errors are
+// errors.
 func guardedStrategy(c *instances.Chain, budget int64, name string, opt dp.Options) (schedule.Sequence, string, error) {
-	seq, err := RematStrategy(c, budget, name, opt)
+	st, _ := leverremat.Lookup(name)
+	run := func(opt dp.Options) (schedule.Sequence, error) {
+		out, err := st.Run(c, budget, leverremat.Options{DP: opt})
+		return out.Sequence, err
+	}
+	seq, err := run(opt)
 	var tl *dp.TooLargeError
 	switch {
 	case errors.Is(err, dp.ErrStopped):
@@ -195,7 +198,7 @@ func guardedStrategy(c *instances.Chain, budget int64, name string, opt dp.Optio
 		}
 		note := fmt.Sprintf("%d slots: %d would take %s, above its share %s of --max-memory", k, slots, instances.FormatSize(tl.Bytes), instances.FormatSize(opt.MaxMemory))
 		opt.Slots = k
-		seq, err = RematStrategy(c, budget, name, opt)
+		seq, err = run(opt)
 		if errors.Is(err, dp.ErrStopped) {
 			return nil, note + "; stopped at the end of the lever's time share", nil
 		}
@@ -292,35 +295,6 @@ func refine(ctx context.Context, in Input, lr *LeverReport, nslots int, deadline
 	if steps > 0 {
 		lr.Notes = append(lr.Notes, fmt.Sprintf("refined: C_FL with %d → %d slots within the time limit (bound and floating sequence)", nslots, slots))
 	}
-}
-
-// RematStrategy returns the sequence of one strategy under budget, or nil when the strategy
-// has none that fits.
-func RematStrategy(c *instances.Chain, budget int64, name string, opt dp.Options) (schedule.Sequence, error) {
-	switch name {
-	case "persistent":
-		r, err := dp.SolvePersistent(c, budget, opt)
-		return r.Sequence, err
-	case "floating":
-		r, err := dp.SolveFloating(c, budget, opt)
-		return r.Sequence, err
-	case "revolve":
-		t, err := dp.NewRevolve(c, budget, opt)
-		if err != nil {
-			return nil, err
-		}
-		r, err := t.Solve(budget)
-		return r.Sequence, err
-	case "sequential":
-		r, ok, err := checkpoint.BestSequential(c, budget)
-		if !ok {
-			return nil, err
-		}
-		return r.Sequence, err
-	case "store-all":
-		return checkpoint.StoreAll(c), nil
-	}
-	panic("report: unknown remat strategy " + name)
 }
 
 // rematRow replays seq with the simulator; a sequence that does not replay is a bug.
