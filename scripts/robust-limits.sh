@@ -32,11 +32,11 @@ measure() {
 		printf '%-58s %7.2f s %8.0f MB  exit %d\n' "$label" "$wall" "$((rss / 1024))" "$rc"
 	done
 }
-measure "gpt2-300 bound --mem 32GiB --time-limit 5" bound --chain "$tmp/g300.json" --mem 32GiB --time-limit 5
+measure "gpt2-300 bound --mem 32GiB --bw 12GB/s --time-limit 5" bound --chain "$tmp/g300.json" --mem 32GiB --bandwidth 12GB/s --time-limit 5
 measure "gpt2-300 certify --mem 32GiB --bw 12GB/s --time-limit 5" certify --chain "$tmp/g300.json" --mem 32GiB --bandwidth 12GB/s --time-limit 5
 measure "gpt2-300 certify --mem 16GiB --bw 12GB/s --time-limit 5" certify --chain "$tmp/g300.json" --mem 16GiB --bandwidth 12GB/s --time-limit 5
-measure "gpt2-1000 bound --mem 128GiB --time-limit 20" bound --chain "$tmp/g1000.json" --mem 128GiB --time-limit 20
-measure "gpt2-1000 bound ... --time-limit 20 --max-memory 32GiB" bound --chain "$tmp/g1000.json" --mem 128GiB --time-limit 20 --max-memory 32GiB
+measure "gpt2-1000 bound --mem 128GiB --time-limit 20" bound --chain "$tmp/g1000.json" --mem 128GiB --bandwidth 12GB/s --time-limit 20
+measure "gpt2-1000 bound ... --time-limit 20 --max-memory 32GiB" bound --chain "$tmp/g1000.json" --mem 128GiB --bandwidth 12GB/s --time-limit 20 --max-memory 32GiB
 measure "gpt2-1000 certify --mem 16GiB --bw 12GB/s (defaults: 60 s)" certify --chain "$tmp/g1000.json" --mem 16GiB --bandwidth 12GB/s
 measure "gpt2-10000 remat --algo persistent --mem 16GiB" remat --chain "$tmp/g10000.json" --mem 16GiB --algo persistent
 measure "gpt2-10000 remat --algo revolve --mem 16GiB" remat --chain "$tmp/g10000.json" --mem 16GiB --algo revolve
