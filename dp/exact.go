@@ -25,6 +25,36 @@ type ExactOptions struct {
 	MaxBreakpoints int
 	// MaxTotal caps the breakpoints of the whole table (0: DefaultMaxTotal).
 	MaxTotal int
+	// MaxMemory caps the table's memory in bytes (0: DefaultMaxMemory): the fixed part (one
+	// frontier header per sub-chain, the state index) is checked before anything is allocated
+	// (*TooLargeError), and the breakpoints may fill the rest (a *BreakpointError past it).
+	MaxMemory int64
+	// Stop, when closed, stops the fill between rows: the constructor returns ErrStopped.
+	Stop <-chan struct{}
+}
+
+// breakpointBytes is the memory of one stored breakpoint (int64 memory, float64 value, int32
+// argument), paretoBytes of one frontier's header (three slices).
+const (
+	breakpointBytes = 20
+	paretoBytes     = 72
+)
+
+// memoryCaps applies opt.MaxMemory to an exact table whose fixed part takes fixed bytes:
+// a *TooLargeError when the fixed part alone is above it, else opt with MaxTotal lowered to the
+// breakpoints the rest can hold.
+func memoryCaps(opt ExactOptions, table string, fixed int64) (ExactOptions, error) {
+	limit := memoryLimit(opt.MaxMemory)
+	if fixed > limit {
+		return opt, &TooLargeError{Table: table, Bytes: fixed, Limit: limit,
+			Hint: "use the slotted algorithm (without --exact) or raise --max-memory"}
+	}
+	total := opt.MaxTotal
+	if total <= 0 {
+		total = DefaultMaxTotal
+	}
+	opt.MaxTotal = int(min(int64(total), (limit-fixed)/breakpointBytes))
+	return opt, nil
 }
 
 // BreakpointError reports that an exact table outgrew its cap: the frontiers have too many
@@ -84,6 +114,9 @@ func (b *bytesChain) splitPeak(s, s2 int, prev int64) int64 {
 type caps struct {
 	row, total int
 	stats      ExactStats
+	// shared, when set, counts the breakpoints of every worker filling the same table, so
+	// that the total cap holds for the table and not per worker.
+	shared *atomic.Int64
 }
 
 func newCaps(opt ExactOptions) *caps {
@@ -105,8 +138,12 @@ func (c *caps) check(p *pareto, s, t, l int) error {
 	if n > c.row {
 		return &BreakpointError{S: s, T: t, L: l, Count: n, Cap: c.row}
 	}
-	if c.stats.Breakpoints > c.total {
-		return &BreakpointError{Count: c.stats.Breakpoints, Cap: c.total, Total: true}
+	total := c.stats.Breakpoints
+	if c.shared != nil {
+		total = int(c.shared.Add(int64(n)))
+	}
+	if total > c.total {
+		return &BreakpointError{Count: total, Cap: c.total, Total: true}
 	}
 	return nil
 }
@@ -152,6 +189,10 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, adjo
 	if p.avail < 0 {
 		return p, nil
 	}
+	opt, err := memoryCaps(opt, fmt.Sprintf("exact C_MP on %d stages", n), persistentExactFixedBytes(n))
+	if err != nil {
+		return nil, err
+	}
 	p.rows = make([]pareto, n*(n+1)/2)
 	// The wavefront of Persistent: columns t dealt round-robin to the cores, row (s, t) waiting
 	// until column t−1 has finished row s. Each worker has its own envelope, arena and caps.
@@ -162,11 +203,13 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, adjo
 	}
 	done[0].Store(0)
 	var stop atomic.Bool
+	var shared atomic.Int64
 	errs := make([]error, workers)
 	cps := make([]*caps, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		cps[w] = newCaps(opt)
+		cps[w].shared = &shared
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
@@ -181,6 +224,11 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, adjo
 						runtime.Gosched()
 					}
 					if stop.Load() {
+						return
+					}
+					if stopped(opt.Stop) {
+						errs[w] = ErrStopped
+						stop.Store(true)
 						return
 					}
 					p.fillRow(&env, s, t)
@@ -239,6 +287,12 @@ func (p *PersistentExact) fillRow(env *envelope, s, t int) {
 		}
 		env.add(pre, p.row(s2, t), bc.a[s2-1], p.row(s, s2-1), need, int32(s2), false)
 	}
+}
+
+// persistentExactFixedBytes is the memory of newPersistentExact's frontier headers for n
+// stages (the breakpoints come on top, within the caps); keep it next to the table.
+func persistentExactFixedBytes(n int) int64 {
+	return satMul(float64(n), float64(n+1), paretoBytes/2) + satMul(float64(n+1), 4)
 }
 
 func (p *PersistentExact) rowOf(s, t int) int { return (s-1)*p.n - (s-1)*(s-2)/2 + (t - s) }
@@ -339,6 +393,10 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 	if f.avail < 0 {
 		return f, nil
 	}
+	opt, err := memoryCaps(opt, fmt.Sprintf("exact C_FL on %d stages", n), floatingExactFixedBytes(n))
+	if err != nil {
+		return nil, err
+	}
 	f.idx = make([]int32, (n+1)*(n+1)*(n+1))
 	k := int32(0)
 	for i := range f.idx {
@@ -359,6 +417,9 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 	var ar arena
 	bc := f.bc
 	for l := 1; l <= n; l++ {
+		if stopped(opt.Stop) {
+			return nil, ErrStopped
+		}
 		for r := l; r >= 1; r-- {
 			// X(t', m) = min_{r < s' ≤ t'} Σ_{j=r}^{s'-1} u_f^j + G(s', t', ℓ, m − ω_a^{s'-1}),
 			// for m ≥ the split's forward peak with δ^ℓ.
@@ -425,6 +486,13 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 	cp.stats.Top = len(f.row(f.g, 1, 1, n).mem)
 	f.stats = cp.stats
 	return f, nil
+}
+
+// floatingExactFixedBytes is the memory of NewFloatingExact's state index and frontier headers
+// (G and H) for n stages; keep it next to the table.
+func floatingExactFixedBytes(n int) int64 {
+	states := float64(n) * float64(n+1) * float64(n+2) / 6
+	return satMul(float64(n+1), float64(n+1), float64(n+1), 4) + satMul(states, 2*paretoBytes) + satMul(float64(n+1), paretoBytes)
 }
 
 func (f *FloatingExact) key(s, t, l int) int { return (s*(f.n+1)+t)*(f.n+1) + l }

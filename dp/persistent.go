@@ -77,6 +77,15 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	if m < 0 {
 		return p, nil
 	}
+	if b, limit := persistentBytes(n, m), memoryLimit(opt.MaxMemory); b > limit {
+		name := "C_MP (persistent)"
+		if adjoint {
+			name = "revolve"
+		}
+		k := slotsWithin(m, limit, func(k int) int64 { return persistentBytes(n, k) })
+		return nil, &TooLargeError{Table: fmt.Sprintf("%s with %s on %d stages", name, slotsName(opt), n), Bytes: b, Limit: limit,
+			Hint: slotsHint(k, "another algorithm (sequential, store-all)")}
+	}
 	rows := n * (n + 1) / 2
 	w := m + 1
 	p.row = make([]int32, n*n)
@@ -105,12 +114,16 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	workers := min(p.workers, n)
 	if workers <= 1 || (n+1)*(m+1) < 1<<14 {
 		for t := 1; t <= n; t++ {
+			if stopped(opt.Stop) {
+				return nil, ErrStopped
+			}
 			for s := t; s >= 1; s-- {
 				p.fill(s, t)
 			}
 		}
 		return p, nil
 	}
+	var halt atomic.Bool              // set when opt.Stop closes: every worker leaves at its next row
 	done := make([]atomic.Int32, n+1) // done[t]: smallest s with row (s, t) filled; t+1 if none
 	for t := range done {
 		done[t].Store(int32(t + 1))
@@ -122,9 +135,18 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 		go func(w int) {
 			defer wg.Done()
 			for t := 1 + w; t <= n; t += workers {
+				if stopped(opt.Stop) {
+					halt.Store(true)
+				}
 				for s := t; s >= 1; s-- {
 					for s < t && done[t-1].Load() > int32(s) {
+						if halt.Load() {
+							return
+						}
 						runtime.Gosched()
+					}
+					if halt.Load() {
+						return
 					}
 					p.fill(s, t)
 					done[t].Store(int32(s))
@@ -133,7 +155,25 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 		}(w)
 	}
 	wg.Wait()
+	if halt.Load() {
+		return nil, ErrStopped
+	}
 	return p, nil
+}
+
+// PersistentBytes estimates the memory of the C_MP table (NewPersistent, NewRevolve) of n
+// stages with slots slots (the budget beside a^0 is at most slots slots): per sub-chain (s, t),
+// s ≤ t, a row of slots+1 values (float64) and arguments (int16) plus its block ends, and the
+// n² row index. 10002 stages with 500 slots: 252 GB.
+func PersistentBytes(n, slots int) int64 { return persistentBytes(n, slots) }
+
+// persistentBytes is the size of newPersistent's allocations for n stages and m slots; keep it
+// next to them.
+func persistentBytes(n, m int) int64 {
+	rows := float64(n) * float64(n+1) / 2
+	w := float64(m + 1)
+	blocks := float64(m/pruneBlock + 1)
+	return satMul(rows, w, 8+2) + satMul(rows, blocks, 8) + satMul(float64(n), float64(n), 4) + satMul(rows, 4)
 }
 
 func (p *Persistent) rowOf(s, t int) int { return int(p.row[(s-1)*p.n+(t-1)]) }

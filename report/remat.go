@@ -48,7 +48,11 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	// The strategies are independent: run them on all cores (each DP table is one job).
 	// floating waits for the bounds: when the exact C_FL table in bytes is within reach, its
 	// sequence is the floating row (the optimum of the class) and no slotted table is built.
-	slottedFloating := floatingOutOfReach(c.Len(), nslots, maxFloatingBytes)
+	// Memory: the bounds' C_FL table (then the floating one) gets half of the limit, the
+	// persistent and revolve tables, built beside it, a quarter each.
+	mem := memoryLimit(in)
+	boundsMem, stratMem := mem/2, mem/4
+	slottedFloating := floatingOutOfReach(c.Len(), nslots, boundsMem)
 	names := leverremat.Names(leverremat.InCertify)
 	rows := make([]Row, len(names))
 	seqs := make([]schedule.Sequence, len(names))
@@ -69,7 +73,7 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 		defer close(boundsDone)
 		sem <- struct{}{}
 		defer func() { <-sem }()
-		bounds, notes, optSeq, boundErr = RematBounds(ctx, c, budget, nslots, in.MaxBreakpoints, in.TimeLimit)
+		bounds, notes, optSeq, boundErr = RematBounds(ctx, c, budget, nslots, in.MaxBreakpoints, in.TimeLimit, boundsMem)
 	}()
 	for i, name := range names {
 		wg.Add(1)
@@ -87,23 +91,35 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 					return
 				}
 			}
+			var note string
 			if seq == nil {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				if errs[i] = ctx.Err(); errs[i] != nil {
+				if name != "sequential" && name != "store-all" { // cheap: they need no core of their own
+					sem <- struct{}{}
+					defer func() { <-sem }()
+				}
+				// The tables stop at the end of the share; sequential and store-all are cheap
+				// (no table) and always run.
+				if ctx.Err() != nil && name != "sequential" && name != "store-all" {
+					rows[i] = Row{Strategy: name, Note: "not run: the lever's time share was spent"}
 					return
 				}
-				st, _ := leverremat.Lookup(name)
-				out, err := st.Run(c, budget, leverremat.Options{DP: slots})
-				if err != nil {
+				opt := slots
+				opt.Stop, opt.MaxMemory = ctx.Done(), stratMem
+				if name == "floating" {
+					opt.MaxMemory = boundsMem
+				}
+				var err error
+				if seq, note, err = guardedStrategy(c, budget, name, opt); err != nil {
 					errs[i] = fmt.Errorf("%s: %w", name, err)
 					return
 				}
-				seq = out.Sequence
 			}
 			seqs[i] = seq
 			rows[i], errs[i] = rematRow(c, budget, name, seq)
 			rows[i].Seconds = time.Since(start).Seconds()
+			if note != "" {
+				rows[i].Note = note
+			}
 			if name == "floating" && optSeq != nil {
 				rows[i].Note = "C_FL exact in bytes"
 			}
@@ -143,12 +159,53 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	return lr, nil
 }
 
-// maxTableBytes caps the memory of one C_FL table in refine; maxFloatingBytes any C_FL
-// table certify builds (two may be built at once).
-const (
-	maxTableBytes    = 1 << 30
-	maxFloatingBytes = 4 << 30
-)
+// memoryLimit is the memory the tables of in may take at once (Input.MaxMemory).
+func memoryLimit(in Input) int64 {
+	if in.MaxMemory > 0 {
+		return in.MaxMemory
+	}
+	return dp.DefaultMaxMemory
+}
+
+// guardedStrategy runs the registry's strategy name (lever/remat) under opt's memory limit and
+// Stop channel. A table above the limit is built again with the most slots that fit, when that
+// is at least probeSlots, and the note says so; otherwise, and for a table stopped at the end
+// of the time share, it returns no sequence and the note is the reason. Other errors are
+// errors.
+func guardedStrategy(c *instances.Chain, budget int64, name string, opt dp.Options) (schedule.Sequence, string, error) {
+	st, _ := leverremat.Lookup(name)
+	run := func(opt dp.Options) (schedule.Sequence, error) {
+		out, err := st.Run(c, budget, leverremat.Options{DP: opt})
+		return out.Sequence, err
+	}
+	seq, err := run(opt)
+	var tl *dp.TooLargeError
+	switch {
+	case errors.Is(err, dp.ErrStopped):
+		return nil, "stopped at the end of the lever's time share: the table was not complete", nil
+	case errors.As(err, &tl):
+		slots := max(opt.Slots, 1)
+		if opt.Slots == 0 {
+			slots = dp.DefaultSlots
+		}
+		k := dp.PersistentSlotsWithin(c.Len(), slots, opt.MaxMemory)
+		if name == "floating" {
+			k = dp.FloatingSlotsWithin(c.Len(), slots, opt.MaxMemory)
+		}
+		if k < probeSlots {
+			return nil, fmt.Sprintf("not run: its table would take %s with %d slots, above its share %s of --max-memory, and fewer than %d slots fit",
+				instances.FormatSize(tl.Bytes), slots, instances.FormatSize(opt.MaxMemory), probeSlots), nil
+		}
+		note := fmt.Sprintf("%d slots: %d would take %s, above its share %s of --max-memory", k, slots, instances.FormatSize(tl.Bytes), instances.FormatSize(opt.MaxMemory))
+		opt.Slots = k
+		seq, err = run(opt)
+		if errors.Is(err, dp.ErrStopped) {
+			return nil, note + "; stopped at the end of the lever's time share", nil
+		}
+		return seq, note, err
+	}
+	return seq, "", err
+}
 
 // probeSlots is the probe of a large floored C_FL table (and the fewest slots worth one),
 // probeBytes the table size above which RematBounds probes first, maxExactSlots the largest
@@ -159,20 +216,17 @@ const (
 	maxExactSlots = 1 << 22
 )
 
-// floatingBytes estimates the memory of a C_FL table: n³/6 states × (S+1) slots × (two
-// float64 and three int16).
-func floatingBytes(n, slots int) float64 {
-	return float64(n) * float64(n) * float64(n) / 6 * float64(slots+1) * 22
-}
+// floatingBytes is the memory of a C_FL table (dp.FloatingBytes).
+func floatingBytes(n, slots int) float64 { return float64(dp.FloatingBytes(n, slots)) }
 
 // floatingOutOfReach says why C_FL cannot run on n stages with slots ("" when it can): its
 // stage limit, or a table above limit bytes.
-func floatingOutOfReach(n, slots int, limit float64) string {
+func floatingOutOfReach(n, slots int, limit int64) string {
 	if n > dp.MaxFloatingStages {
 		return fmt.Sprintf("%d stages, at most %d", n, dp.MaxFloatingStages)
 	}
-	if b := floatingBytes(n, slots); b > limit {
-		return fmt.Sprintf("its table would take %.1f GiB with %d slots, above %.1f GiB", b/(1<<30), slots, limit/(1<<30))
+	if b := dp.FloatingBytes(n, slots); b > limit {
+		return fmt.Sprintf("its table would take %s with %d slots, above %s (--max-memory)", instances.FormatSize(b), slots, instances.FormatSize(limit))
 	}
 	return ""
 }
@@ -205,12 +259,11 @@ func refine(ctx context.Context, in Input, lr *LeverReport, nslots int, deadline
 	if fl < 0 || lb < 0 || !lr.Rows[fl].Feasible {
 		return
 	}
-	bytesPerSlot := floatingBytes(n, 0)
 	last := lr.Bounds[lb].Seconds + lr.Rows[fl].Seconds
 	slots, steps := nslots, 0
 	for {
 		next := 2 * slots
-		if ctx.Err() != nil || float64(next)*bytesPerSlot > maxTableBytes ||
+		if ctx.Err() != nil || dp.FloatingBytes(n, next) > memoryLimit(in)/2 ||
 			time.Now().Add(time.Duration(2.5*last*float64(time.Second))).After(deadline) {
 			break
 		}
@@ -218,11 +271,12 @@ func refine(ctx context.Context, in Input, lr *LeverReport, nslots int, deadline
 			break // closed
 		}
 		t0 := time.Now()
-		v, feasible, err := dp.FloatingLowerBound(c, budget, dp.Options{Slots: next})
+		opt := dp.Options{Slots: next, MaxMemory: memoryLimit(in) / 2, Stop: ctx.Done()}
+		v, feasible, err := dp.FloatingLowerBound(c, budget, opt)
 		if err != nil || !feasible {
 			break
 		}
-		r, err := dp.SolveFloating(c, budget, dp.Options{Slots: next})
+		r, err := dp.SolveFloating(c, budget, opt)
 		if err != nil {
 			break
 		}
@@ -273,14 +327,19 @@ func rematRow(c *instances.Chain, budget int64, name string, seq schedule.Sequen
 //
 // limit (0: none) bounds the time of a large C_FL table: one whose memory is above probeBytes
 // is first run with probeSlots slots, timed, and rebuilt with as many slots as the time left
-// allows (at most nslots).
-func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots, maxBreakpoints int, limit time.Duration) (bounds []Bound, notes []string, optSeq schedule.Sequence, err error) {
+// allows (at most nslots). maxMemory caps every table it builds (fewer slots, or the next
+// bound down, with a note); a table stopped by ctx leaves the bounds found before it, with a
+// note.
+func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots, maxBreakpoints int, limit time.Duration, maxMemory int64) (bounds []Bound, notes []string, optSeq schedule.Sequence, err error) {
+	if maxMemory <= 0 {
+		maxMemory = dp.DefaultMaxMemory
+	}
+	stopNote := func(what string) []string {
+		return append(notes, fmt.Sprintf("bound: %s stopped at the end of the lever's time share; the best bound is the strongest of the others", what))
+	}
 	deadline := time.Now().Add(limit)
 	bounds, exact, err := tableFreeRematBounds(c, budget)
 	if err != nil || (len(bounds) > 0 && bounds[0].Infeasible) {
-		return bounds, notes, nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return bounds, notes, nil, err
 	}
 	n := c.Len()
@@ -288,8 +347,14 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots, 
 		notes = append(notes, fmt.Sprintf("bound: C_FL is out of reach (%d stages, at most %d); the best bound is the strongest of the others", n, dp.MaxFloatingStages))
 		return bounds, notes, nil, nil
 	}
+	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return bounds, stopNote("C_FL"), nil, nil
+		}
+		return bounds, notes, nil, err
+	}
 	start := time.Now()
-	f, ferr := dp.NewFloatingExact(c, budget, dp.ExactOptions{MaxBreakpoints: maxBreakpoints})
+	f, ferr := dp.NewFloatingExact(c, budget, dp.ExactOptions{MaxBreakpoints: maxBreakpoints, MaxMemory: maxMemory, Stop: ctx.Done()})
 	if ferr == nil {
 		r, err := f.Solve(budget)
 		if err != nil {
@@ -305,13 +370,17 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots, 
 		return append(bounds, b), notes, optSeq, nil
 	}
 	var be *dp.BreakpointError
-	if !errors.As(ferr, &be) {
+	var tl *dp.TooLargeError
+	if errors.Is(ferr, dp.ErrStopped) {
+		return bounds, stopNote("C_FL exact"), nil, nil
+	}
+	if !errors.As(ferr, &be) && !errors.As(ferr, &tl) {
 		return bounds, notes, nil, ferr
 	}
 	notes = append(notes, fmt.Sprintf("bound: C_FL exact in bytes is out of reach (%v)", ferr))
 	start = time.Now()
-	if budget <= maxExactSlots && floatingBytes(n, int(budget)) <= maxFloatingBytes {
-		if r, err := dp.SolveFloating(c, budget, dp.Options{Exact: true}); err == nil {
+	if budget <= maxExactSlots && dp.FloatingBytes(n, int(budget)) <= maxMemory {
+		if r, err := dp.SolveFloating(c, budget, dp.Options{Exact: true, MaxMemory: maxMemory, Stop: ctx.Done()}); err == nil {
 			b := Bound{Name: "C_FL exact", Kind: DPOptimal, Exact: true, Seconds: time.Since(start).Seconds(),
 				Note: "optimal by 004 Lemma 4.4 (1-byte slots)"}
 			if r.Feasible {
@@ -328,9 +397,13 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots, 
 	// Fewer slots still give a lower bound (a coarser relaxation): fit the table in memory and,
 	// for big tables, in the time left, measured on a probe of probeSlots (the time of a table
 	// grows linearly in its slots).
+	if ctx.Err() != nil {
+		return bounds, stopNote("C_FL"), nil, nil
+	}
 	slots := nslots
-	if fewer := int(maxFloatingBytes/floatingBytes(n, 0)) - 1; fewer < slots {
-		notes = append(notes, fmt.Sprintf("bound: C_FL with %d slots would take %.1f GiB; floored with %d slots", nslots, floatingBytes(n, nslots)/(1<<30), fewer))
+	if fewer := dp.FloatingSlotsWithin(n, nslots, maxMemory); fewer < slots {
+		notes = append(notes, fmt.Sprintf("bound: C_FL with %d slots would take %s, above %s (--max-memory); floored with %d slots",
+			nslots, instances.FormatSize(dp.FloatingBytes(n, nslots)), instances.FormatSize(maxMemory), fewer))
 		slots = fewer
 	}
 	if slots < probeSlots {
@@ -339,7 +412,7 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots, 
 	}
 	floored := func(k int) (Bound, error) {
 		start := time.Now()
-		lb, feasible, err := dp.FloatingLowerBound(c, budget, dp.Options{Slots: k})
+		lb, feasible, err := dp.FloatingLowerBound(c, budget, dp.Options{Slots: k, MaxMemory: maxMemory, Stop: ctx.Done()})
 		b := Bound{Name: fmt.Sprintf("C_FL floored, %d slots", k), Kind: DPRelaxation, Seconds: time.Since(start).Seconds(),
 			Note: "C_FL on the chain with sizes rounded down to slots", Value: lb, Infeasible: !feasible}
 		if !feasible {
@@ -349,6 +422,9 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots, 
 	}
 	if floatingBytes(n, slots) > probeBytes && limit > 0 {
 		probe, err := floored(probeSlots)
+		if errors.Is(err, dp.ErrStopped) {
+			return bounds, stopNote(fmt.Sprintf("C_FL floored (the %d-slot probe)", probeSlots)), nil, nil
+		}
 		if err != nil {
 			return bounds, notes, nil, err
 		}
@@ -363,6 +439,9 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, nslots, 
 		}
 	}
 	b, err := floored(slots)
+	if errors.Is(err, dp.ErrStopped) {
+		return bounds, stopNote(fmt.Sprintf("C_FL floored with %d slots", slots)), nil, nil
+	}
 	if err != nil {
 		return bounds, notes, nil, err
 	}
