@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +17,11 @@ import (
 	"github.com/memsched/memsched/instances"
 	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/instances/reduce"
+	"github.com/memsched/memsched/milp"
+	"github.com/memsched/memsched/milp/actmilp"
+	"github.com/memsched/memsched/model"
+	"github.com/memsched/memsched/model/lpfile"
+	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/schedule"
 )
 
@@ -25,9 +33,15 @@ type ActOptions struct {
 	Exact bool
 	// MaxNodes bounds the exact search.
 	MaxNodes int
+	// Solver and TimeLimit (seconds) run the exact MILP (--algo milp, and the bound).
+	Solver    string
+	TimeLimit float64
+	// interruptible caches the DP bound (seconds of DP on long chains) between the bounds
+	// computed before the MILP and those printed after it.
+	interruptible *float64
 }
 
-var actAlgos = []string{"greedy", "dynprog", "vdnn", "vdnn-all", "vdnn-half", "exact"}
+var actAlgos = []string{"greedy", "dynprog", "vdnn", "vdnn-all", "vdnn-half", "exact", "milp"}
 
 func (o *ActOptions) problem() (*act.Problem, error) {
 	if o.ChainFile == "" || o.Mem == "" {
@@ -82,6 +96,11 @@ type ActBounds struct {
 	Fractional    infJSON  `json:"fractional"`
 	Interruptible infJSON  `json:"interruptible"`
 	Exact         *float64 `json:"exact,omitempty"`
+	// MILP is the exact MILP's proven bound (milp/actmilp), with the solve's status and the
+	// relative gap to the best verified schedule; absent when the MILP did not run.
+	MILP       *float64 `json:"milp,omitempty"`
+	MILPStatus string   `json:"milp_status,omitempty"`
+	MILPGap    *float64 `json:"milp_gap,omitempty"`
 	// Best is the largest; CertifiedBy says what certifies each.
 	Best        infJSON           `json:"best"`
 	CertifiedBy map[string]string `json:"certified_by"`
@@ -101,6 +120,9 @@ type ActResult struct {
 	Schedule   *schedule.Timed `json:"schedule,omitempty"`
 	Verified   bool            `json:"verified"`
 	Status     string          `json:"status,omitempty"`
+	// From says which schedule a MILP row is (the re-timed incumbent, the no-wait schedule of
+	// its link order, or the start when the solver found nothing better).
+	From string `json:"from,omitempty"`
 }
 
 // ActReport is the output of `memsched offload-act`: the chosen (or, for all, the best)
@@ -121,17 +143,22 @@ func (o *ActOptions) dpOptions() dp.ActOptions {
 	return dp.ActOptions{Slots: o.Slots, Exact: o.Exact}
 }
 
-// actBounds computes the certified bounds; exact, when given, is an optimal exact result.
-func actBounds(p *act.Problem, o *ActOptions, exact *hact.Result) (ActBounds, error) {
+// actBounds computes the certified bounds; exact, when given, is an optimal exact result, and
+// mi a solve of the exact MILP.
+func actBounds(p *act.Problem, o *ActOptions, exact *hact.Result, mi *actmilp.Solution) (ActBounds, error) {
 	b := ActBounds{Prop3: infJSON(p.Prop3()), Fractional: infJSON(p.Fractional()), CertifiedBy: map[string]string{
 		"prop3":         "001 Prop. 3 (factor 2): all compute, and M_peak − M_GPU bytes out and back on one link",
 		"fractional":    "optimum of the fluid fractional relaxation (001 §4, Thm 2), a relaxation of Problem 1",
 		"interruptible": "DYNPROG optimum with sizes rounded down: a relaxation of Problem 2 (interruptible transfers, 001 §5), max with fractional",
 	}}
-	ib, err := dp.InterruptibleBound(p, o.dpOptions())
-	if err != nil {
-		return b, err
+	if o.interruptible == nil {
+		ib, err := dp.InterruptibleBound(p, o.dpOptions())
+		if err != nil {
+			return b, err
+		}
+		o.interruptible = &ib
 	}
+	ib := *o.interruptible
 	b.Interruptible = infJSON(ib)
 	b.Best = infJSON(math.Max(p.Prop3(), math.Max(p.Fractional(), ib)))
 	if exact != nil && exact.Feasible {
@@ -140,7 +167,60 @@ func actBounds(p *act.Problem, o *ActOptions, exact *hact.Result) (ActBounds, er
 		b.Best = infJSON(math.Max(float64(b.Best), v))
 		b.CertifiedBy["exact"] = "exhaustive branch and bound over offload sets and link orders (no-wait schedules)"
 	}
+	if mi != nil {
+		b.MILPStatus = mi.Status.String()
+		b.CertifiedBy["milp"] = actMILPCertificate(mi)
+		if v := mi.Bound; !math.IsNaN(v) {
+			b.MILP = finite(v)
+			if math.IsInf(v, 1) {
+				b.Best = infJSON(v)
+			} else {
+				b.Best = infJSON(math.Max(float64(b.Best), v))
+			}
+		}
+		b.MILPGap = finite(mi.Gap)
+	}
 	return b, nil
+}
+
+// actMILPCertificate says what certifies the MILP's number.
+func actMILPCertificate(mi *actmilp.Solution) string {
+	solver := ""
+	if mi.Guarded != nil {
+		solver = mi.Guarded.Solver + ", "
+	}
+	switch {
+	case math.IsInf(mi.Bound, 1):
+		return "exact MILP of Problem 1 (milp/actmilp) proven infeasible: " + strings.TrimPrefix(mi.Note, "; ")
+	case math.IsNaN(mi.Bound):
+		return fmt.Sprintf("exact MILP of Problem 1 (milp/actmilp), %s%s: no bound believed %s", solver, mi.Status, mi.Note)
+	case mi.Status == milp.Optimal:
+		return fmt.Sprintf("optimum of the exact MILP of Problem 1 (milp/actmilp), %srelative gap %.2g", solver, mi.Gap)
+	}
+	return fmt.Sprintf("proven dual bound of the exact MILP of Problem 1 (milp/actmilp) at %s, %srelative gap %.3g", mi.Status, solver, mi.Gap)
+}
+
+// runActMILP solves the exact MILP from start (the best schedule at hand; nil: the best of
+// GREEDY, DYNPROG and VDNN), with the certified bound lower as a row of the model.
+func runActMILP(p *act.Problem, o *ActOptions, start *hact.Result, startName string, lower float64) (*actmilp.Solution, error) {
+	solvers, err := boundSolvers(o.Solver)
+	if err != nil {
+		return nil, err
+	}
+	if solvers[0].Name() == "ref" {
+		return nil, usageErrorf("--algo milp needs a MILP backend (HiGHS or lp_solve): build with make")
+	}
+	if start == nil {
+		if start, startName, err = actmilp.BestHeuristic(p); err != nil {
+			return nil, err
+		}
+	}
+	limit := o.TimeLimit
+	if limit <= 0 {
+		limit = 60
+	}
+	return actmilp.Solve(context.Background(), solvers, p, actmilp.SolveOptions{Start: start, StartName: startName, Lower: lower,
+		Params: milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))}})
 }
 
 func runActAlgo(p *act.Problem, o *ActOptions, algo string) (*hact.Result, string, error) {
@@ -163,6 +243,8 @@ func runActAlgo(p *act.Problem, o *ActOptions, algo string) (*hact.Result, strin
 	case "exact":
 		r, st, err := hact.Exact(p, hact.ExactOptions{LowerBound: p.Fractional(), MaxNodes: o.MaxNodes})
 		return r, st.String(), err
+	case "milp":
+		panic("cli: milp runs through runActMILP")
 	}
 	return nil, "", usageErrorf("--algo: unknown %q (want %s or all)", algo, strings.Join(actAlgos, ", "))
 }
@@ -189,14 +271,42 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	algos := []string{o.Algo}
 	if o.Algo == "all" {
 		algos = []string{"greedy", "dynprog", "vdnn", "exact"}
+		if realMILPBackend() {
+			algos = append(algos, "milp")
+		}
 	}
 	type run struct {
-		algo, status string
-		r            *hact.Result
+		algo, status, from string
+		r                  *hact.Result
 	}
 	var runs []run
 	var exact *hact.Result
+	var mi *actmilp.Solution
 	for _, a := range algos {
+		if a == "milp" {
+			// From the best schedule of the algorithms run so far (else the heuristics'), with
+			// the relaxations' bound inside the model.
+			var start *hact.Result
+			name := ""
+			for _, r := range runs {
+				if r.r.Feasible && (start == nil || r.r.Report.Makespan < start.Report.Makespan) {
+					start, name = r.r, r.algo
+				}
+			}
+			b, err := actBounds(p, o, nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			lower := float64(b.Best)
+			if math.IsInf(lower, 0) {
+				lower = 0
+			}
+			if mi, err = runActMILP(p, o, start, name, lower); err != nil {
+				return nil, err
+			}
+			runs = append(runs, run{a, mi.Status.String(), mi.From, mi.Best})
+			continue
+		}
 		r, st, err := runActAlgo(p, o, a)
 		if err != nil {
 			return nil, err
@@ -204,9 +314,9 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 		if a == "exact" && st == hact.Optimal.String() {
 			exact = r
 		}
-		runs = append(runs, run{a, st, r})
+		runs = append(runs, run{a, st, "", r})
 	}
-	b, err := actBounds(p, o, exact)
+	b, err := actBounds(p, o, exact, mi)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +325,7 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	bestIdx := -1
 	for i, r := range runs {
 		res := actResult(r.algo, r.r, r.status, float64(b.Best))
+		res.From = r.from
 		// Nothing a search says stands against a verified schedule (SPEC §5).
 		if res.Feasible && *res.Makespan < float64(b.Best)*(1-1e-9) {
 			return nil, fmt.Errorf("offload-act: %s's verified makespan %g is below the certified bound %g (bug)", r.algo, *res.Makespan, b.Best)
@@ -248,21 +359,37 @@ func printActBounds(w *tabwriter.Writer, b ActBounds) {
 	if b.Exact != nil {
 		fmt.Fprintf(w, "optimum (exact)\t%s\t%s\n", fmtTime(*b.Exact), b.CertifiedBy["exact"])
 	}
+	if b.MILPStatus != "" {
+		v := "-"
+		if b.MILP != nil {
+			v = fmtTime(*b.MILP)
+		}
+		fmt.Fprintf(w, "bound milp\t%s\t%s\n", v, b.CertifiedBy["milp"])
+	}
 }
 
 func newOffloadActCmd(io *IO) *cobra.Command {
 	o := &ActOptions{}
 	cmd := &cobra.Command{
-		Use:   "offload-act --chain FILE --mem SIZE --bandwidth RATE --algo greedy|dynprog|vdnn|exact|all [--slots N|--exact]",
+		Use:   "offload-act --chain FILE --mem SIZE --bandwidth RATE --algo greedy|dynprog|vdnn|exact|milp|all [--slots N|--exact]",
 		Short: "Activation offloading (001): a validated schedule and the certified bounds",
 		Long: `offload-act maps the chain to 001's model (x_0 = a^0, x_i = ā^i, y_i = δ^i, ex = o_f/o_b) and
-builds a schedule with GREEDY (001 §4.2), DYNPROG (001 §5.3), VDNN (001 §6.1) or the exact search
-(small chains), validated by verify/timed, next to the certified bounds
-LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs/act-offload.md).`,
+builds a schedule with GREEDY (001 §4.2), DYNPROG (001 §5.3), VDNN (001 §6.1), the exact search
+(small chains) or the exact MILP (milp: HiGHS from the best heuristic's schedule within
+--time-limit; its incumbent re-timed and validated, its proven bound reported with status and
+gap), validated by verify/timed, next to the certified bounds
+LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs/act-offload.md).
+--algo all runs the MILP too when a MILP backend is compiled in.`,
+		Example: `  memsched gen zoo resnet --depth 18 --batch 32 -o r18.json
+  memsched offload-act --chain r18.json --mem 1.5GiB --bandwidth 12GB/s --algo milp --time-limit 60
+  memsched offload-act --chain r18.json --mem 1.5GiB --bandwidth 12GB/s --algo all --json | jq .lower_bounds`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Algo != "all" && !contains(actAlgos, o.Algo) {
 				return usageErrorf("--algo: unknown %q (want %s or all)", o.Algo, strings.Join(actAlgos, ", "))
+			}
+			if err := checkTimeLimit(o.TimeLimit); err != nil {
+				return err
 			}
 			p, err := o.problem()
 			if err != nil {
@@ -297,6 +424,9 @@ LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs
 				if r.Status != "" {
 					name += " (" + r.Status + ")"
 				}
+				if r.From != "" {
+					name += " [" + r.From + "]"
+				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%d (%s)\t%s\t%v\n", name, fmtTime(*r.Makespan), ratio, len(r.Offloaded),
 					instances.FormatSize(r.Bytes), instances.FormatSize(r.PeakMemory), r.Verified)
 			}
@@ -304,36 +434,76 @@ LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs
 		},
 	}
 	o.flags(cmd)
-	cmd.Flags().StringVar(&o.Algo, "algo", "all", "greedy|dynprog|vdnn|vdnn-all|vdnn-half|exact|all")
+	cmd.Flags().StringVar(&o.Algo, "algo", "all", "greedy|dynprog|vdnn|vdnn-all|vdnn-half|exact|milp|all")
+	cmd.Flags().Float64Var(&o.TimeLimit, "time-limit", 60, "MILP time limit in seconds (--algo milp, all)")
+	cmd.Flags().StringVar(&o.Solver, "solver", "", "MILP backend for --algo milp: highs|lpsolve (default: the best compiled in)")
 	cmd.Flags().IntVar(&o.Slots, "slots", dp.DefaultSlots, "DYNPROG memory slots S (001 §5.3.2)")
 	cmd.Flags().BoolVar(&o.Exact, "exact", false, "DYNPROG without rounding (slots of gcd of the sizes; small integer instances)")
 	cmd.Flags().IntVar(&o.MaxNodes, "max-nodes", 2_000_000, "node limit of the exact search")
 	return cmd
 }
 
-// runActBound is `memsched bound --problem act-offload`: the bounds alone (no exact search).
-func runActBound(io *IO, w *WeightsOptions, slots int, exact bool) error {
-	o := &ActOptions{WeightsOptions: *w, Slots: slots, Exact: exact}
+// runActBound is `memsched bound --problem act-offload`: the relaxations' bounds and, with a
+// MILP backend, the exact MILP's proven bound (from the best heuristic's schedule, within the
+// time limit) — no exact search.
+func runActBound(io *IO, w *WeightsOptions, slots int, exact bool, solver string, limit float64) error {
+	o := &ActOptions{WeightsOptions: *w, Slots: slots, Exact: exact, Solver: solver, TimeLimit: limit}
 	p, err := o.problem()
 	if err != nil {
 		return err
 	}
-	b, err := actBounds(p, o, nil)
+	if err := checkTimeLimit(limit); err != nil {
+		return err
+	}
+	b, err := actBounds(p, o, nil, nil)
 	if err != nil {
 		return err
 	}
+	var mi *actmilp.Solution
+	if realMILPBackend() && !math.IsInf(float64(b.Best), 1) {
+		if mi, err = runActMILP(p, o, nil, "", float64(b.Best)); err != nil {
+			return err
+		}
+		if b, err = actBounds(p, o, nil, mi); err != nil {
+			return err
+		}
+	}
 	if io.JSON {
-		return io.PrintJSON(struct {
+		out := struct {
 			Problem     string    `json:"problem"`
 			LowerBound  infJSON   `json:"lower_bound"`
 			LowerBounds ActBounds `json:"lower_bounds"`
-		}{"act-offload", b.Best, b})
+			Status      string    `json:"status,omitempty"`
+			Gap         *float64  `json:"gap,omitempty"`
+			Incumbent   *float64  `json:"incumbent,omitempty"`
+		}{Problem: "act-offload", LowerBound: b.Best, LowerBounds: b}
+		if mi != nil {
+			out.Status, out.Gap = mi.Status.String(), finite(mi.Gap)
+			if mi.Best.Feasible {
+				out.Incumbent = finite(mi.Best.Report.Makespan)
+			}
+		}
+		return io.PrintJSON(out)
 	}
 	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "problem\tact-offload (L = %d, M_GPU %s, M_peak %s)\n", p.L(), instances.FormatSize(p.MGPU), instances.FormatSize(p.Peak()))
 	printActBounds(tw, b)
 	fmt.Fprintf(tw, "lower bound\t%s\n", fmtTime(float64(b.Best)))
+	if mi != nil && mi.Best.Feasible {
+		fmt.Fprintf(tw, "best schedule\t%s (%s, verified), gap %.3g%%\n", fmtTime(mi.Best.Report.Makespan), mi.From, 100*mi.Gap)
+	}
 	return tw.Flush()
+}
+
+// realMILPBackend reports whether a MILP backend other than the enumerating referee is
+// compiled in.
+func realMILPBackend() bool {
+	for _, n := range milp.Available() {
+		if n != "ref" {
+			return true
+		}
+	}
+	return false
 }
 
 // writeActInstance writes a reduction instance as a chain in bytes and seconds and prints
@@ -374,4 +544,67 @@ func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
 	}
 	two.Flags().Int64SliceVar(&v2, "values", nil, "positive integers with an even sum")
 	return []*cobra.Command{three, two}
+}
+
+// runExportOffload is `memsched export --problem act-offload`: the exact MILP of Problem 1,
+// with the best heuristic's verified makespan as its time horizon and the relaxations' bound as
+// the row T ≥ lower — the model `--algo milp` solves, without its start point.
+func runExportOffload(c *cobra.Command, io *IO, problem string) error {
+	get := func(name string) string { v, _ := c.Flags().GetString(name); return v }
+	format, out := get("format"), get("output")
+	if format != "lp" && format != "mps" {
+		return usageErrorf("export: --format must be lp or mps, got %q", format)
+	}
+	if out == "" {
+		return usageErrorf("export: -o FILE is required")
+	}
+	o := &ActOptions{WeightsOptions: WeightsOptions{ChainFile: get("chain"), Mem: get("mem"), Bandwidth: get("bandwidth")}}
+	p, err := o.problem()
+	if err != nil {
+		return err
+	}
+	if p.MinMemory() > p.MGPU {
+		return usageErrorf("export: no schedule fits --mem %s: an operation needs %s with every other activation away", o.Mem, instances.FormatSize(p.MinMemory()))
+	}
+	start, name, err := actmilp.BestHeuristic(p)
+	if err != nil {
+		return err
+	}
+	b, err := actBounds(p, o, nil, nil)
+	if err != nil {
+		return err
+	}
+	opts := actmilp.Options{Lower: float64(b.Best)}
+	if start.Feasible {
+		opts.Upper = start.Report.Makespan
+	}
+	f, err := actmilp.Build(p, opts)
+	if err != nil {
+		return err
+	}
+	if start.Feasible {
+		f.Model.Comments = append(f.Model.Comments, fmt.Sprintf("horizon: the %s schedule, %.17g s, validated by verify/timed", name, start.Report.Makespan))
+	}
+	return writeModel(io, f.Model, f.Units, format, out)
+}
+
+// writeModel writes m as an LP or MPS file and says so on stderr with its units line.
+func writeModel(io *IO, m *model.Model, units milp.Units, format, out string) error {
+	file, err := os.Create(out)
+	if err != nil {
+		return &UsageError{err}
+	}
+	if format == "lp" {
+		err = lpfile.Write(file, m)
+	} else {
+		err = mpsfile.Write(file, m)
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(io.ErrOut, "memsched: wrote %s (%d variables, %d rows, %d nonzeros; %s)\n", out, m.NumVars(), m.NumRows(), m.NumNonzeros(), units.Comment())
+	return nil
 }

@@ -384,7 +384,7 @@ as solver-error with the evidence if the contradiction stays.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problem == "act-offload" {
-				return runActBound(io, o, slots, exactSlots)
+				return runActBound(io, o, slots, exactSlots, solver, limit)
 			}
 			if problem != "weight-offload" {
 				return usageErrorf("bound: unknown --problem %q (want weight-offload or act-offload)", problem)
@@ -452,7 +452,7 @@ func newExportCmd(io *IO) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problem != "weight-offload-lb" {
-				return usageErrorf("export: unknown --problem %q (want weight-offload-lb)", problem)
+				return usageErrorf("export: unknown --problem %q (want weight-offload-lb, remat-ilp or act-offload)", problem)
 			}
 			if format != "lp" && format != "mps" {
 				return usageErrorf("export: --format must be lp or mps, got %q", format)

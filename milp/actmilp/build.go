@@ -22,6 +22,10 @@ type Options struct {
 	// Plain leaves out what only strengthens: the energy rows, the fluid tails on T and the
 	// symmetry rows (to test that they cut no optimum).
 	Plain bool
+	// Interruptible drops the one-transfer-at-a-time disjunctions and the memory rows at
+	// prefetch starts, keeping the interval link work (bucketRows): a relaxation (001 §5's
+	// interruptible transfers with whole activations), not the exact model.
+	Interruptible bool
 }
 
 // Formulation is the model with handles to its variables. Operations are numbered by
@@ -53,6 +57,7 @@ type Formulation struct {
 	pre   map[[2]int]model.Var // (c, k): prefetch started before the start of k
 	qre   map[[2]int]model.Var // (c, k): prefetch started before the end of k
 	away  map[[2]int]model.Var // (c, c'): x_{J[c]} away when the prefetch of J[c'] starts
+	zvar  map[[2]int]model.Var // (t, k+1): the part of transfer t in interval k (bucketRows)
 	u, m  []float64            // time (model units) and memory (bytes) of each position
 	g     []int64              // memory at rest after each position
 	mb    []int64              // m_k in bytes
@@ -115,7 +120,7 @@ func Build(p *act.Problem, o Options) (*Formulation, error) {
 	un := Units(p)
 	f := &Formulation{Problem: p, Options: o, Units: un, n: n, Head: head, Tail: tail,
 		cidx: map[int]int{}, lam: map[[2]int]model.Var{}, rel: map[[2]int]model.Var{},
-		pre: map[[2]int]model.Var{}, qre: map[[2]int]model.Var{}, away: map[[2]int]model.Var{},
+		pre: map[[2]int]model.Var{}, qre: map[[2]int]model.Var{}, away: map[[2]int]model.Var{}, zvar: map[[2]int]model.Var{},
 		lb: map[model.Var]float64{}, ub: map[model.Var]float64{}}
 	f.Upper = o.Upper
 	if f.Upper <= 0 {
@@ -225,11 +230,16 @@ func Build(p *act.Problem, o Options) (*Formulation, error) {
 		m.AddGE(fmt.Sprintf("read_first_%d", j), *row().Add(f.B[c], 1).Add(f.S[f.pos(j, false)], -1), f.u[f.pos(j, false)])
 		m.AddGE(fmt.Sprintf("back_%d", j), *row().Add(f.S[f.pos(j, true)], 1).Add(f.B[c], -1).Add(f.O[c], -d), 0)
 	}
-	f.linkRows(est, lst, endF)
+	if !o.Interruptible {
+		f.linkRows(est, lst, endF)
+	}
 	f.positionRows()
 	f.memoryRows()
-	if !o.Plain {
+	if !o.Plain || o.Interruptible {
 		f.energyRows()
+		f.bucketRows()
+	}
+	if !o.Plain && !o.Interruptible {
 		f.symmetryRows()
 	}
 	if err := m.Err(); err != nil {
@@ -511,7 +521,7 @@ func (f *Formulation) memoryRows() {
 	}
 	for c2, j2 := range f.J {
 		pls := f.places(c2)
-		if len(pls) == 0 {
+		if len(pls) == 0 || f.Options.Interruptible {
 			continue
 		}
 		e := model.Expr{}
@@ -644,5 +654,122 @@ func (f *Formulation) symmetryRows() {
 				m.AddLE(fmt.Sprintf("sym_%d_%d", f.J[ci], f.J[cj]), e, 0)
 			}
 		}
+	}
+}
+
+// bucketRows embed the interruptible relaxation (001 §5) in the model as valid inequalities
+// without big-M: z_{t,k} ≥ 0 is the part of transfer t the link does in the interval
+// [s_k, s_{k+1}) of the compute sequence (k = −1 is [0, s_0), k = 2n−1 is [s_{2n−1}, T)):
+//
+//	Σ_t z_{t,k} ≤ s_{k+1} − s_k                  one transfer at a time
+//	Σ_k z_{t,k} = d_j o_j                        every transfer done whole
+//	z_{O(j),j−1} ≤ s_j − s_{j−1} − u_{F_{j−1}}    the offload after F_{j−1} has ended
+//	z_{P(j),j}   ≤ s_{j+1} − s_j − u_{F_j}        the prefetch after F_j has ended
+//	d_j R_{j,k} ≤ Σ_{k'<k} z_{O(j),k'}            released by s_k: offloaded by then
+//	Σ_{k'<k} z_{P(j),k'} ≤ d_j P_{j,k}             prefetch work before s_k: started before s_k
+//	Σ_{k'<k} z_{P(j),k'} ≤ Σ_{k'<k} z_{O(j),k'}    a prefetch after its offload
+//
+// with z_{O(j),k} only for k from j−1 and z_{P(j),k} from j, both up to B_j's interval
+// (excluded). A schedule gives z by cutting each transfer at the operation starts.
+func (f *Formulation) bucketRows() {
+	m := f.Model
+	n := f.n
+	// interval k is [start(k), start(k+1)); start(−1) = 0, start(2n) = T.
+	startVar := func(k int) (model.Var, bool) {
+		switch {
+		case k < 0:
+			return 0, false
+		case k >= 2*n:
+			return f.T, true
+		}
+		return f.S[k], true
+	}
+	zs := make([][]model.Var, 2*n+1) // by interval k+1
+	type tz struct {
+		first int
+		z     []model.Var
+	}
+	off, pre := make([]tz, len(f.J)), make([]tz, len(f.J))
+	for c, j := range f.J {
+		last := f.pos(j, true) - 1
+		d := f.dur(j)
+		for _, isPre := range []bool{false, true} {
+			first := j - 1
+			name := "zO"
+			if isPre {
+				first, name = j, "zP"
+			}
+			var vs []model.Var
+			for k := first; k <= last; k++ {
+				v := m.AddContinuous(fmt.Sprintf("%s_%d_%d", name, j, k+1), 0, d)
+				f.lb[v], f.ub[v] = 0, d
+				vs = append(vs, v)
+				zs[k+1] = append(zs[k+1], v)
+				t := 2 * c
+				if isPre {
+					t++
+				}
+				f.zvar[[2]int{t, k + 1}] = v
+			}
+			e := model.Expr{}
+			for _, v := range vs {
+				e.Add(v, 1)
+			}
+			e.Add(f.O[c], -d)
+			m.AddEq(fmt.Sprintf("%s_done_%d", name, j), e, 0)
+			if isPre {
+				pre[c] = tz{first, vs}
+			} else {
+				off[c] = tz{first, vs}
+			}
+		}
+		// After the producer's (resp. the reader's) end.
+		if j > 0 {
+			e := *new(model.Expr).Add(off[c].z[0], 1).Add(f.S[j-1], 1).Add(f.S[j], -1)
+			m.AddLE(fmt.Sprintf("zO_after_%d", j), e, -f.u[j-1])
+		}
+		e := *new(model.Expr).Add(pre[c].z[0], 1).Add(f.S[j], 1).Add(f.S[j+1], -1)
+		m.AddLE(fmt.Sprintf("zP_after_%d", j), e, -f.u[j])
+		// Cumulative links at the tight starts, and prefetch work never ahead of offload work.
+		cum := func(t tz, k int, e *model.Expr, coef float64) {
+			for x, v := range t.z {
+				if t.first+x < k {
+					e.Add(v, coef)
+				}
+			}
+		}
+		for _, k := range f.kpos[c] {
+			e := model.Expr{}
+			cum(off[c], k, &e, 1)
+			e.Add(f.rel[[2]int{c, k}], -d)
+			m.AddGE(fmt.Sprintf("z_rel_%d_%s", j, f.opName(k)), e, 0)
+			e = model.Expr{}
+			cum(pre[c], k, &e, 1)
+			e.Add(f.pre[[2]int{c, k}], -d)
+			m.AddLE(fmt.Sprintf("z_pre_%d_%s", j, f.opName(k)), e, 0)
+		}
+		for k := j + 1; k <= last; k++ {
+			e := model.Expr{}
+			cum(pre[c], k, &e, 1)
+			cum(off[c], k, &e, -1)
+			if len(e.Terms) > 0 {
+				m.AddLE(fmt.Sprintf("z_order_%d_%d", j, k), e, 0)
+			}
+		}
+	}
+	for k := -1; k < 2*n; k++ {
+		if len(zs[k+1]) == 0 {
+			continue
+		}
+		e := model.Expr{}
+		for _, v := range zs[k+1] {
+			e.Add(v, 1)
+		}
+		hi, _ := startVar(k + 1)
+		e.Add(hi, -1)
+		if lo, ok := startVar(k); ok {
+			e.Add(lo, 1)
+		}
+		m.AddLE(fmt.Sprintf("link_cap_%d", k+1), e, 0)
 	}
 }

@@ -123,6 +123,30 @@ func (f *Formulation) Point(s *schedule.Timed) ([]float64, error) {
 			}
 		}
 	}
+	// The link work of each transfer in each interval [start(k), start(k+1)) of the compute
+	// sequence (k = −1: from 0; the last interval ends at the makespan).
+	bound := func(k int) float64 {
+		switch {
+		case k < 0:
+			return 0
+		case k >= 2*n:
+			return rep.Makespan
+		}
+		return start[k]
+	}
+	for key, v := range f.zvar {
+		t, k := key[0], key[1]-1
+		c := t / 2
+		if !has[c] {
+			continue
+		}
+		t0 := tstart(t)
+		t1 := t0 + float64(p.X[f.J[c]])/p.Beta
+		lo, hi := math.Max(t0, bound(k)), math.Min(t1, bound(k+1))
+		if hi > lo {
+			x[v] = un.Secs(hi - lo)
+		}
+	}
 	// Away at a prefetch: as much as the two bounds allow (both are what the validator sees).
 	eval := func(e model.Expr) float64 {
 		v := e.Constant

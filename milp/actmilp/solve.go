@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/memsched/memsched/dp"
 	heur "github.com/memsched/memsched/heuristics/actoffload"
 	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/milp"
@@ -154,4 +155,33 @@ func Solve(ctx context.Context, solvers []milp.Solver, p *act.Problem, opt Solve
 	}
 	sol.Seconds = time.Since(t0).Seconds()
 	return sol, nil
+}
+
+// BestHeuristic returns the shortest validated schedule of GREEDY, DYNPROG (500 slots) and
+// VDNN, with its name — the start Solve is given by default. Feasible is false when none has
+// a schedule.
+func BestHeuristic(p *act.Problem) (*heur.Result, string, error) {
+	best, name := &heur.Result{}, ""
+	try := func(n string, r *heur.Result, err error) error {
+		if err != nil {
+			return err
+		}
+		if r.Feasible && (!best.Feasible || r.Report.Makespan < best.Report.Makespan) {
+			best, name = r, n
+		}
+		return nil
+	}
+	r, err := heur.Greedy(p)
+	if err := try("greedy", r, err); err != nil {
+		return nil, "", err
+	}
+	r, err = dp.DynProg(p, dp.ActOptions{})
+	if err := try("dynprog", r, err); err != nil {
+		return nil, "", err
+	}
+	r, err = heur.VDNN(p, heur.VDNNBoth)
+	if err := try("vdnn", r, err); err != nil {
+		return nil, "", err
+	}
+	return best, name, nil
 }
