@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,11 +16,9 @@ import (
 	"github.com/memsched/memsched/instances"
 	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/instances/reduce"
+	leveract "github.com/memsched/memsched/lever/actoffload"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/actmilp"
-	"github.com/memsched/memsched/model"
-	"github.com/memsched/memsched/model/lpfile"
-	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/schedule"
 )
 
@@ -41,22 +38,17 @@ type ActOptions struct {
 	interruptible *float64
 }
 
-var actAlgos = []string{"greedy", "dynprog", "vdnn", "vdnn-all", "vdnn-half", "exact", "milp"}
+// actAlgos are the strategies of the registry (lever/actoffload) and the exact MILP
+// (milp/actmilp, run by runActMILP): --algo names one of them.
+var actAlgos = append(leveract.Names(0), "milp")
 
 func (o *ActOptions) problem() (*act.Problem, error) {
-	if o.ChainFile == "" || o.Mem == "" {
-		return nil, usageErrorf("--chain and --mem are required")
-	}
-	mem, err := sizeFlag("--mem", o.Mem)
+	mem, beta, err := o.parse()
 	if err != nil {
 		return nil, err
 	}
-	beta, err := rateFlag("--bandwidth", o.Bandwidth)
-	if err != nil {
+	if err := checkSlots(o.Slots); err != nil {
 		return nil, err
-	}
-	if o.Slots < 0 {
-		return nil, usageErrorf("--slots: %d must be positive", o.Slots)
 	}
 	c, err := instances.LoadChain(o.ChainFile)
 	if err != nil {
@@ -224,29 +216,15 @@ func runActMILP(p *act.Problem, o *ActOptions, start *hact.Result, startName str
 }
 
 func runActAlgo(p *act.Problem, o *ActOptions, algo string) (*hact.Result, string, error) {
-	switch algo {
-	case "greedy":
-		r, err := hact.Greedy(p)
-		return r, "", err
-	case "dynprog":
-		r, err := dp.DynProg(p, o.dpOptions())
-		return r, "", err
-	case "vdnn":
-		r, err := hact.VDNN(p, hact.VDNNBoth)
-		return r, "", err
-	case "vdnn-all":
-		r, err := hact.VDNN(p, hact.VDNNAll)
-		return r, "", err
-	case "vdnn-half":
-		r, err := hact.VDNN(p, hact.VDNNHalf)
-		return r, "", err
-	case "exact":
-		r, st, err := hact.Exact(p, hact.ExactOptions{LowerBound: p.Fractional(), MaxNodes: o.MaxNodes})
-		return r, st.String(), err
-	case "milp":
+	if algo == "milp" {
 		panic("cli: milp runs through runActMILP")
 	}
-	return nil, "", usageErrorf("--algo: unknown %q (want %s or all)", algo, strings.Join(actAlgos, ", "))
+	st, ok := leveract.Lookup(algo)
+	if !ok {
+		return nil, "", usageErrorf("--algo: unknown %q (want %s or all)", algo, strings.Join(actAlgos, ", "))
+	}
+	out, err := st.Run(p, leveract.Options{DP: o.dpOptions(), LowerBound: p.Fractional(), MaxNodes: o.MaxNodes})
+	return out.Result, out.Status, err
 }
 
 func actResult(algo string, r *hact.Result, status string, best float64) ActResult {
@@ -270,7 +248,7 @@ func actResult(algo string, r *hact.Result, status string, best float64) ActResu
 func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	algos := []string{o.Algo}
 	if o.Algo == "all" {
-		algos = []string{"greedy", "dynprog", "vdnn", "exact"}
+		algos = leveract.Names(leveract.InAll)
 		if realMILPBackend() {
 			algos = append(algos, "milp")
 		}
@@ -345,6 +323,19 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	return rep, nil
 }
 
+// noSchedule says what a result without a schedule means: "infeasible" only where the exact
+// search proved it; a search stopped by its node limit found none, and a heuristic's failure
+// proves nothing.
+func noSchedule(r ActResult) string {
+	switch r.Status {
+	case hact.Optimal.String():
+		return "infeasible"
+	case "":
+		return "no schedule"
+	}
+	return "none found"
+}
+
 func fmtTime(x float64) string {
 	if math.IsInf(x, 1) {
 		return "infeasible"
@@ -368,25 +359,44 @@ func printActBounds(w *tabwriter.Writer, b ActBounds) {
 	}
 }
 
+// actAlgoHelp lists offload-act's algorithms for its help: the registry's strategies and all.
+func actAlgoHelp() string {
+	var es []helpEntry
+	for _, st := range leveract.Strategies {
+		es = append(es, helpEntry{st.Name, st.Summary})
+	}
+	es = append(es, helpEntry{"milp", "the exact MILP of Problem 1 (milp/actmilp) from the best heuristic's schedule: its re-timed incumbent (or the no-wait schedule of its link order) and its proven bound; needs a MILP backend"})
+	return strategyHelp(append(es, helpEntry{"all", strings.Join(leveract.Names(leveract.InAll), ", ") + " (and milp where a MILP backend is compiled in) in one table"}))
+}
+
 func newOffloadActCmd(io *IO) *cobra.Command {
 	o := &ActOptions{}
 	cmd := &cobra.Command{
 		Use:   "offload-act --chain FILE --mem SIZE --bandwidth RATE --algo greedy|dynprog|vdnn|exact|milp|all [--slots N|--exact]",
 		Short: "Activation offloading (001): a validated schedule and the certified bounds",
 		Long: `offload-act maps the chain to 001's model (x_0 = a^0, x_i = ā^i, y_i = δ^i, ex = o_f/o_b) and
-builds a schedule with GREEDY (001 §4.2), DYNPROG (001 §5.3), VDNN (001 §6.1), the exact search
-(small chains) or the exact MILP (milp: HiGHS from the best heuristic's schedule within
---time-limit; its incumbent re-timed and validated, its proven bound reported with status and
-gap), validated by verify/timed, next to the certified bounds
+builds a schedule with GREEDY (001 §4.2), DYNPROG (001 §5.3), VDNN (001 §6.1) or the exact search
+(small chains) or the exact MILP (milp: from the best heuristic's schedule within --time-limit,
+its incumbent re-timed and validated, its proven bound reported with status and gap), validated
+by verify/timed, next to the certified bounds
 LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs/act-offload.md).
---algo all runs the MILP too when a MILP backend is compiled in.`,
-		Example: `  memsched gen zoo resnet --depth 18 --batch 32 -o r18.json
-  memsched offload-act --chain r18.json --mem 1.5GiB --bandwidth 12GB/s --algo milp --time-limit 60
-  memsched offload-act --chain r18.json --mem 1.5GiB --bandwidth 12GB/s --algo all --json | jq .lower_bounds`,
+A row without a schedule says "infeasible" only where the exact search proved it; "none found"
+when the search stopped at --max-nodes (its status in brackets), "no schedule" for a heuristic.
+Algorithms:
+` + actAlgoHelp(),
+		Example: `  memsched gen zoo resnet --depth 50 --batch 32 -o r50.json
+  memsched offload-act --chain r50.json --mem 3GiB --bandwidth 12.2GB/s            # every algorithm, every bound
+  memsched offload-act --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --algo dynprog --slots 2000
+  memsched offload-act --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --algo milp --time-limit 60
+  memsched offload-act --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --algo greedy --json > a.json
+  memsched verify --problem act-offload --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --schedule a.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Algo != "all" && !contains(actAlgos, o.Algo) {
 				return usageErrorf("--algo: unknown %q (want %s or all)", o.Algo, strings.Join(actAlgos, ", "))
+			}
+			if o.MaxNodes < 1 {
+				return usageErrorf("--max-nodes must be at least 1, got %d", o.MaxNodes)
 			}
 			if err := checkTimeLimit(o.TimeLimit); err != nil {
 				return err
@@ -403,8 +413,8 @@ LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs
 				return io.PrintJSON(rep)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "chain\tL = %d, M_GPU %s, M_peak %s, min %s, β %.4g B/s, compute %s\n", rep.L,
-				instances.FormatSize(rep.MGPU), instances.FormatSize(rep.MPeak), instances.FormatSize(rep.MinMemory), rep.Beta, fmtTime(rep.Compute))
+			fmt.Fprintf(w, "chain\tL = %d, M_GPU %s, M_peak %s, min %s, β %s, compute %s\n", rep.L,
+				instances.FormatSize(rep.MGPU), instances.FormatSize(rep.MPeak), instances.FormatSize(rep.MinMemory), formatRate(rep.Beta), fmtTime(rep.Compute))
 			printActBounds(w, rep.LowerBounds)
 			results := rep.Results
 			if results == nil {
@@ -412,17 +422,17 @@ LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs
 			}
 			fmt.Fprintln(w, "algorithm\tmakespan\tratio\toffloaded\tpeak\tverified")
 			for _, r := range results {
+				name := r.Algo
+				if r.Status != "" {
+					name += " (" + r.Status + ")"
+				}
 				if !r.Feasible {
-					fmt.Fprintf(w, "%s\tinfeasible\t-\t-\t-\t-\n", r.Algo)
+					fmt.Fprintf(w, "%s\t%s\t-\t-\t-\t-\n", name, noSchedule(r))
 					continue
 				}
 				ratio := "-"
 				if r.Ratio != nil {
-					ratio = fmt.Sprintf("%.4f", *r.Ratio)
-				}
-				name := r.Algo
-				if r.Status != "" {
-					name += " (" + r.Status + ")"
+					ratio = formatRatio(*r.Ratio, 4)
 				}
 				if r.From != "" {
 					name += " [" + r.From + "]"
@@ -434,8 +444,8 @@ LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs
 		},
 	}
 	o.flags(cmd)
-	cmd.Flags().StringVar(&o.Algo, "algo", "all", "greedy|dynprog|vdnn|vdnn-all|vdnn-half|exact|milp|all")
-	cmd.Flags().Float64Var(&o.TimeLimit, "time-limit", 60, "MILP time limit in seconds (--algo milp, all)")
+	cmd.Flags().StringVar(&o.Algo, "algo", "all", strings.Join(actAlgos, "|")+"|all")
+	cmd.Flags().Float64Var(&o.TimeLimit, "time-limit", 60, "MILP time limit in seconds (--algo milp, and --algo all where a MILP backend is compiled in)")
 	cmd.Flags().StringVar(&o.Solver, "solver", "", "MILP backend for --algo milp: highs|lpsolve (default: the best compiled in)")
 	cmd.Flags().IntVar(&o.Slots, "slots", dp.DefaultSlots, "DYNPROG memory slots S (001 §5.3.2)")
 	cmd.Flags().BoolVar(&o.Exact, "exact", false, "DYNPROG without rounding (slots of gcd of the sizes; small integer instances)")
@@ -486,7 +496,7 @@ func runActBound(io *IO, w *WeightsOptions, slots int, exact bool, solver string
 		return io.PrintJSON(out)
 	}
 	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "problem\tact-offload (L = %d, M_GPU %s, M_peak %s)\n", p.L(), instances.FormatSize(p.MGPU), instances.FormatSize(p.Peak()))
+	fmt.Fprintf(tw, "problem\tact-offload (L = %d, M_GPU %s, M_peak %s, β %s)\n", p.L(), instances.FormatSize(p.MGPU), instances.FormatSize(p.Peak()), formatRate(p.Beta))
 	printActBounds(tw, b)
 	fmt.Fprintf(tw, "lower bound\t%s\n", fmtTime(float64(b.Best)))
 	if mi != nil && mi.Best.Feasible {
@@ -512,7 +522,7 @@ func writeActInstance(io *IO, g *GenOptions, p *act.Problem, target float64, nam
 	c := p.ToChain(fmt.Sprintf("%s M_GPU=%dB beta=%gB/s T=%gs", name, p.MGPU, p.Beta, target))
 	fmt.Fprintf(io.ErrOut, "memsched: %s: M_GPU = %d B (--mem %dB), β = %g B/s (--bandwidth %gB/s), T = %g s\n",
 		name, p.MGPU, p.MGPU, p.Beta, p.Beta, target)
-	return writeChain(c, g, io)
+	return writeChain(c, g, io, &GenReport{Mem: p.MGPU, Bandwidth: p.Beta, Target: target})
 }
 
 func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
@@ -520,11 +530,13 @@ func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
 	three := &cobra.Command{
 		Use:   "act-3partition --values 6,7,6,7,6,8",
 		Short: "001 Thm 1: the activation-offloading instance of a 3-partition instance (M_GPU = mV, β = V, T = 2m)",
-		Args:  cobra.NoArgs,
+		Example: `  memsched gen act-3partition --values 6,7,6,7,6,8 -o a3p.json   # --mem 40B --bandwidth 20B/s, T = 4 s on stderr
+  memsched offload-act --chain a3p.json --mem 40B --bandwidth 20B/s --algo exact`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, target, err := reduce.ActThreePartition(v3)
 			if err != nil {
-				return &UsageError{err}
+				return genValues(err)
 			}
 			return writeActInstance(io, g, p, target, "act 3-partition")
 		},
@@ -533,11 +545,13 @@ func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
 	two := &cobra.Command{
 		Use:   "act-2partition --values 3,1,1,2,2,1",
 		Short: "001 Thm 3: the interruptible activation-offloading instance of a 2-partition instance (M_GPU = 2V, β = V, T = 2)",
-		Args:  cobra.NoArgs,
+		Example: `  memsched gen act-2partition --values 3,1,1,2,2,1 -o a2p.json   # --mem 10B --bandwidth 5B/s, T = 2 s on stderr
+  memsched bound --problem act-offload --chain a2p.json --mem 10B --bandwidth 5B/s --exact`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, target, err := reduce.ActTwoPartition(v2)
 			if err != nil {
-				return &UsageError{err}
+				return genValues(err)
 			}
 			return writeActInstance(io, g, p, target, "act 2-partition")
 		},
@@ -552,13 +566,10 @@ func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
 func runExportOffload(c *cobra.Command, io *IO, problem string) error {
 	get := func(name string) string { v, _ := c.Flags().GetString(name); return v }
 	format, out := get("format"), get("output")
-	if format != "lp" && format != "mps" {
-		return usageErrorf("export: --format must be lp or mps, got %q", format)
+	if err := checkExportFlags(format, out); err != nil {
+		return err
 	}
-	if out == "" {
-		return usageErrorf("export: -o FILE is required")
-	}
-	o := &ActOptions{WeightsOptions: WeightsOptions{ChainFile: get("chain"), Mem: get("mem"), Bandwidth: get("bandwidth")}}
+	o := &ActOptions{WeightsOptions: WeightsOptions{ChainFile: get("chain"), Mem: get("mem"), Bandwidth: get("bandwidth")}, Slots: dp.DefaultSlots}
 	p, err := o.problem()
 	if err != nil {
 		return err
@@ -585,26 +596,5 @@ func runExportOffload(c *cobra.Command, io *IO, problem string) error {
 	if start.Feasible {
 		f.Model.Comments = append(f.Model.Comments, fmt.Sprintf("horizon: the %s schedule, %.17g s, validated by verify/timed", name, start.Report.Makespan))
 	}
-	return writeModel(io, f.Model, f.Units, format, out)
-}
-
-// writeModel writes m as an LP or MPS file and says so on stderr with its units line.
-func writeModel(io *IO, m *model.Model, units milp.Units, format, out string) error {
-	file, err := os.Create(out)
-	if err != nil {
-		return &UsageError{err}
-	}
-	if format == "lp" {
-		err = lpfile.Write(file, m)
-	} else {
-		err = mpsfile.Write(file, m)
-	}
-	if cerr := file.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(io.ErrOut, "memsched: wrote %s (%d variables, %d rows, %d nonzeros; %s)\n", out, m.NumVars(), m.NumRows(), m.NumNonzeros(), units.Comment())
-	return nil
+	return writeModelFile(io, problem, format, out, f.Model, f.Units)
 }

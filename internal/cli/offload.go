@@ -3,21 +3,19 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	heur "github.com/memsched/memsched/heuristics/offload"
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/offload"
+	"github.com/memsched/memsched/lever/weightoffload"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/weightlb"
 	"github.com/memsched/memsched/model"
-	"github.com/memsched/memsched/model/lpfile"
-	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify/periodic"
 )
@@ -30,19 +28,27 @@ type WeightsOptions struct {
 func (o *WeightsOptions) flags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1) with weights (w) per stage")
 	cmd.Flags().StringVar(&o.Mem, "mem", "", "GPU memory M_GPU (e.g. 16GiB)")
-	cmd.Flags().StringVar(&o.Bandwidth, "bandwidth", "12GB/s", "link bandwidth β, each direction (e.g. 12GB/s)")
+	cmd.Flags().StringVar(&o.Bandwidth, "bandwidth", "", bandwidthUsage+"; required")
+}
+
+// parse checks the three flags, naming the first one missing or wrong.
+func (o *WeightsOptions) parse() (mem int64, beta float64, err error) {
+	switch {
+	case o.ChainFile == "":
+		return 0, 0, usageErrorf("--chain FILE is required")
+	case o.Mem == "":
+		return 0, 0, usageErrorf("--mem is required (e.g. --mem 16GiB)")
+	}
+	if mem, err = sizeFlag("--mem", o.Mem); err != nil {
+		return 0, 0, err
+	}
+	beta, err = bandwidthFlag(o.Bandwidth)
+	return mem, beta, err
 }
 
 // problem loads the chain and maps it to 002's model.
 func (o *WeightsOptions) problem() (*offload.Problem, error) {
-	if o.ChainFile == "" || o.Mem == "" {
-		return nil, usageErrorf("--chain and --mem are required")
-	}
-	mem, err := sizeFlag("--mem", o.Mem)
-	if err != nil {
-		return nil, err
-	}
-	beta, err := rateFlag("--bandwidth", o.Bandwidth)
+	mem, beta, err := o.parse()
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +88,22 @@ type OffloadReport struct {
 	Reason    string             `json:"reason,omitempty"`
 }
 
-// offloadAlgos are the algorithms of offload-weights, in the order --algo all reports them
-// ("milp" only where a MILP solver is compiled in).
-var offloadAlgos = []string{"greedy", "greedy-nodiscount", "greedy-reserve", "l2l", "milp"}
+// offloadAlgos are the algorithms of offload-weights, in the order --algo all reports them:
+// the registry's strategies, then "milp" (only where a MILP solver is compiled in).
+var offloadAlgos = append(weightoffload.Names(), "milp")
+
+// weightsAlgoHelp lists offload-weights' algorithms for its help: the registry's strategies,
+// milp and all.
+func weightsAlgoHelp() string {
+	var es []helpEntry
+	for _, st := range weightoffload.Strategies {
+		es = append(es, helpEntry{st.Name, st.Summary})
+	}
+	es = append(es,
+		helpEntry{"milp", "MILP-guided: the offloading choices of the lower-bound MILP's incumbent, scheduled by Alg. 2 (needs a MILP solver; --solver, --time-limit)"},
+		helpEntry{"all", "every algorithm in one table; with --bound also the certified lower bound of `memsched bound` and each period's ratio to it"})
+	return strategyHelp(es)
+}
 
 // boundSettings say how the MILP of the bound (and of --algo milp) is solved.
 type boundSettings struct {
@@ -97,39 +116,39 @@ type boundSettings struct {
 // given (the bound already solved), else solves the MILP under bs.
 func runOffloadAlgo(p *offload.Problem, algo string, bs boundSettings, cert *weightlb.Certified) (OffloadReport, error) {
 	rep := OffloadReport{Algorithm: algo, Selection: []string{}}
-	var s *schedule.Periodic
-	var r periodic.Report
-	var sel heur.Selection
-	var err error
-	switch algo {
-	case "greedy":
-		sel, s, r, err = heur.Greedy(p, true)
-	case "greedy-nodiscount":
-		sel, s, r, err = heur.Greedy(p, false)
-	case "greedy-reserve":
-		sel, s, r, err = heur.GreedyReserve(p, true)
-	case "l2l":
-		s, r, err = heur.L2L(p)
-	case "milp":
+	var out weightoffload.Outcome
+	if st, ok := weightoffload.Lookup(algo); ok {
+		var err error
+		if out, err = st.Run(p); err != nil {
+			return rep, fmt.Errorf("offload-weights: %w", err)
+		}
+	} else if algo == "milp" {
 		if cert == nil {
+			var err error
 			if cert, err = certifiedBound(p, bs); err != nil {
 				return rep, err
 			}
 		}
-		sel = cert.Selection
-		s, r, err = weightlb.Guided(p, cert)
-	default:
-		return rep, usageErrorf("offload-weights: unknown --algo %q (want greedy, greedy-nodiscount, greedy-reserve, l2l, milp or all)", algo)
+		s, _, err := weightlb.Guided(p, cert)
+		if err != nil {
+			out.Reason = err.Error()
+		} else {
+			// Guided validates; validate again here, independently of it.
+			r, err := periodic.Validate(p, s)
+			if err != nil {
+				return rep, fmt.Errorf("offload-weights: %s returned an invalid schedule: %w", algo, err)
+			}
+			out = weightoffload.Outcome{Feasible: true, Selection: cert.Selection, Schedule: s, Report: r}
+		}
+	} else {
+		return rep, usageErrorf("offload-weights: unknown --algo %q (want %s)", algo, orList(slices.Concat(offloadAlgos, []string{"all"})))
 	}
-	if err != nil {
-		rep.Reason = err.Error()
+	if !out.Feasible {
+		rep.Reason = out.Reason
 		return rep, nil
 	}
-	// The heuristics validate; validate again here, independently of them.
-	if _, err := periodic.Validate(p, s); err != nil {
-		return rep, fmt.Errorf("offload-weights: %s returned an invalid schedule: %w", algo, err)
-	}
-	rep.Feasible, rep.Verified, rep.Schedule = true, true, s
+	r, sel := out.Report, out.Selection
+	rep.Feasible, rep.Verified, rep.Schedule = true, true, out.Schedule
 	rep.Makespan, rep.Idle, rep.Peak, rep.Offloaded = r.Period, r.Idle, r.Peak, r.Offloaded
 	for k := 1; k < len(sel); k++ {
 		if sel[k][1] {
@@ -142,6 +161,14 @@ func runOffloadAlgo(p *offload.Problem, algo string, bs boundSettings, cert *wei
 	return rep, nil
 }
 
+// orList writes names as "a, b, c or d".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 func newOffloadWeightsCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
 	var algo, solver string
@@ -152,27 +179,19 @@ func newOffloadWeightsCmd(io *IO) *cobra.Command {
 		Short: "Weight-offloading schedule of one training iteration (002), validated",
 		Long: `offload-weights decides which layers' weights leave the GPU and when (002), and prints the
 period of the steady state. Algorithms:
-  greedy             002 Alg. 1 (selection by profit, with the discount) + Alg. 2 (greedy
-                     scheduling with the cut-point search and early uploads)
-  greedy-nodiscount  Greedy*: the same without the discount
-  greedy-reserve     Alg. 1 run with room kept for 1–3 weights in flight, then Alg. 2; the
-                     shortest of r = 0..3 (memsched's variant)
-  l2l                layer-to-layer: only the running layer's weights on the GPU
-  milp               MILP-guided: the offloading choices of the lower-bound MILP's incumbent,
-                     scheduled by Alg. 2 (needs a MILP solver; --solver, --time-limit)
-  all                every algorithm in one table; with --bound also the certified lower bound
-                     of ` + "`memsched bound`" + ` and each period's ratio to it
+` + weightsAlgoHelp() + `
 Every schedule is checked by the periodic validator before it is printed.`,
 		Example: `  memsched gen zoo gpt2 --layers 36 --hidden 1280 --heads 20 --batch 8 -o gpt2.json
   memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s
-  memsched offload-weights --chain gpt2.json --mem 8GiB --algo all --bound --time-limit 30
-  memsched offload-weights --chain gpt2.json --mem 8GiB --json > w.json   # then: memsched verify`,
+  memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --algo all --bound --time-limit 30
+  memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --json > w.json   # then: memsched verify`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if withBound {
-				if err := checkTimeLimit(limit); err != nil {
-					return err
-				}
+			if err := checkTimeLimit(limit); err != nil {
+				return err
+			}
+			if _, err := boundSolvers(solver); err != nil {
+				return err
 			}
 			p, err := o.problem()
 			if err != nil {
@@ -193,7 +212,7 @@ Every schedule is checked by the periodic validator before it is printed.`,
 				return io.PrintJSON(rep)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "algorithm\t%s\nlayers\t%d\nM_GPU\t%s\nbandwidth\t%.4g GB/s\n", algo, p.L(), instances.FormatSize(p.MGPU), p.Beta/1e9)
+			fmt.Fprintf(w, "algorithm\t%s\nlayers\t%d\nM_GPU\t%s\nbandwidth\t%s\n", algo, p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
 			if !rep.Feasible {
 				fmt.Fprintf(w, "feasible\tno: %s\n", rep.Reason)
 				return w.Flush()
@@ -265,7 +284,7 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 		return io.PrintJSON(rep)
 	}
 	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "layers %d, M_GPU %s, bandwidth %.4g GB/s\n", p.L(), instances.FormatSize(p.MGPU), p.Beta/1e9)
+	fmt.Fprintf(w, "layers %d, M_GPU %s, bandwidth %s\n", p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
 	refName := "Σu"
 	fmt.Fprintf(w, "Σu (no idle)\t%s\n", instances.FormatDuration(rep.SumU))
 	if b := rep.Bound; b != nil {
@@ -285,7 +304,7 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 			fmt.Fprintf(w, "%s\t-\t-\t-\tno schedule: %s\n", r.Algorithm, r.Reason)
 			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%+.2f%%\tyes\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatDuration(r.Idle), 100*(r.Makespan/ref-1))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\tyes\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatDuration(r.Idle), formatPercent(100*(r.Makespan/ref-1)))
 	}
 	return w.Flush()
 }
@@ -380,7 +399,7 @@ on trust: one that says "infeasible" while a heuristic schedule validates, or a 
 schedule's period, is re-solved with safe settings and then with the other backend, and reported
 as solver-error with the evidence if the contradiction stays.`,
 		Example: `  memsched bound --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --time-limit 60
-  memsched bound --chain gpt2.json --mem 8GiB --solver lpsolve --json`,
+  memsched bound --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --solver lpsolve --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problem == "act-offload" {
@@ -390,6 +409,9 @@ as solver-error with the evidence if the contradiction stays.`,
 				return usageErrorf("bound: unknown --problem %q (want weight-offload or act-offload)", problem)
 			}
 			if err := checkTimeLimit(limit); err != nil {
+				return err
+			}
+			if _, err := boundSolvers(solver); err != nil {
 				return err
 			}
 			p, err := o.problem()
@@ -412,7 +434,7 @@ as solver-error with the evidence if the contradiction stays.`,
 				return f(*x)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "problem\t%s (%d layers, M_GPU %s)\n", problem, p.L(), instances.FormatSize(p.MGPU))
+			fmt.Fprintf(w, "problem\t%s (%d layers, M_GPU %s, β %s)\n", problem, p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
 			if !rep.Feasible {
 				fmt.Fprintf(w, "feasible\tno: %s\n", rep.CertifiedBy)
 				return w.Flush()
@@ -447,40 +469,21 @@ func newExportCmd(io *IO) *cobra.Command {
 		Use:   "export --problem weight-offload-lb --chain FILE --mem SIZE --format lp|mps -o FILE",
 		Short: "Write a memsched MILP as an .lp or .mps file for external solvers",
 		Long:  "export writes the model of `memsched bound`. Its units are chosen from the data and stated in the file's comment line\n`memsched units: memory=<bytes per unit> time=<seconds per unit>`: the objective times the time unit is the period in seconds.",
-		Example: `  memsched export --chain gpt2.json --mem 8GiB --format mps -o lb.mps
+		Example: `  memsched export --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --format mps -o lb.mps
   memsched solve lb.mps --time-limit 60          # or any external MILP solver`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problem != "weight-offload-lb" {
-				return usageErrorf("export: unknown --problem %q (want weight-offload-lb, remat-ilp or act-offload)", problem)
+				return usageErrorf("export: unknown --problem %q (want %s)", problem, strings.Join(exportProblems, " or "))
 			}
-			if format != "lp" && format != "mps" {
-				return usageErrorf("export: --format must be lp or mps, got %q", format)
+			if err := checkExportFlags(format, out); err != nil {
+				return err
 			}
-			if out == "" {
-				return usageErrorf("export: -o FILE is required")
-			}
-			_, m, err := o.lowerBoundModel()
+			p, m, err := o.lowerBoundModel()
 			if err != nil {
 				return err
 			}
-			f, err := os.Create(out)
-			if err != nil {
-				return &UsageError{err}
-			}
-			if format == "lp" {
-				err = lpfile.Write(f, m)
-			} else {
-				err = mpsfile.Write(f, m)
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(io.ErrOut, "memsched: wrote %s (%d variables, %d rows, %d nonzeros)\n", out, m.NumVars(), m.NumRows(), m.NumNonzeros())
-			return nil
+			return writeModelFile(io, problem, format, out, m, weightlb.Units(p))
 		},
 	}
 	o.flags(cmd)

@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Version is the memsched version, set at build time with -ldflags "-X ...cli.Version=...".
@@ -55,6 +57,11 @@ const (
 	exitOK    = 0
 	exitError = 1 // the command could not complete (solver failure, I/O)
 	exitUsage = 2 // bad input
+	// exitInternal is a bug caught in a command (a Go panic): sysexits.h's EX_SOFTWARE, never
+	// mistaken for bad input. A crash the command cannot catch (a panic on another goroutine,
+	// a signal in C code, the runtime out of memory) aborts the process with SIGABRT (shell
+	// status 134; cmd/memsched sets the traceback level "crash"), never Go's default 2.
+	exitInternal = 70
 	// exitInterrupted is 128 + SIGINT, as shells report a command stopped by Ctrl-C.
 	exitInterrupted = 130
 )
@@ -80,14 +87,16 @@ which strategy, how fast, and how far from the best possible.`,
   memsched verify --problem remat --chain r101.json --mem 2GiB --schedule s.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			level := slog.LevelWarn
 			if verbose {
 				level = slog.LevelDebug
 			}
 			io.Log = slog.New(slog.NewTextHandler(io.ErrOut, &slog.HandlerOptions{Level: level}))
+			return checkEmptyFlags(cmd)
 		},
 	}
+	root.SetHelpCommand(newHelpCmd(root))
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)
@@ -113,6 +122,37 @@ which strategy, how fast, and how far from the best possible.`,
 	return root
 }
 
+// checkEmptyFlags refuses a string flag given with an empty value (--chain ""): left out, a
+// flag takes its default; given empty, it would silently mean the same (the built-in chain for
+// an empty --chain), which is never what was meant.
+func checkEmptyFlags(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err == nil && f.Value.Type() == "string" && f.Value.String() == "" {
+			err = usageErrorf("--%s: empty value (leave the flag out for its default)", f.Name)
+		}
+	})
+	return err
+}
+
+// newHelpCmd is cobra's help command, except that help on a command that does not exist is
+// bad input (exit 2), not a usage text with exit status 0.
+func newHelpCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "help prints the help of any command, e.g. memsched help certify.",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return usageErrorf("help: unknown command %q (memsched help lists the commands)", strings.Join(args, " "))
+			}
+			cmd.InitDefaultHelpFlag()
+			return cmd.Help()
+		},
+	}
+}
+
 // Main runs the CLI with args and returns the exit status. Errors are printed as one line on
 // stderr; bad input exits 2, other failures 1.
 func Main(args []string, in io.Reader, out, errOut io.Writer) int {
@@ -122,7 +162,7 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	done := make(chan int, 1)
-	go func() { done <- exitCode(root.ExecuteContext(ctx), errOut) }()
+	go func() { done <- execute(ctx, root, errOut) }()
 	select {
 	case code := <-done:
 		return code
@@ -135,6 +175,18 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 			return exitInterrupted
 		}
 	}
+}
+
+// execute runs root and returns its exit status. A Go panic in the command is a bug, not bad
+// input: it is printed (message and stack) and exits exitInternal.
+func execute(ctx context.Context, root *cobra.Command, errOut io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(errOut, "memsched: internal error (a bug; please report it with the command line): %v\n%s", r, debug.Stack())
+			code = exitInternal
+		}
+	}()
+	return exitCode(root.ExecuteContext(ctx), errOut)
 }
 
 // exitCode maps an error to an exit status and prints it; the one place that decides.
