@@ -143,12 +143,12 @@ type Report struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 }
 
-// LeverNames are the three levers, in report order.
-var LeverNames = []string{"remat", "act-offload", "weight-offload"}
+// LeverNames are the levers, in report order.
+var LeverNames = []string{"remat", "act-offload", "weight-offload", "remat-offload"}
 
 // DefaultLevers returns the levers implemented in this package, keyed by name.
 func DefaultLevers() map[string]Lever {
-	return map[string]Lever{"remat": Remat{}, "act-offload": ActOffload{}, "weight-offload": WeightOffload{}}
+	return map[string]Lever{"remat": Remat{}, "act-offload": ActOffload{}, "weight-offload": WeightOffload{}, "remat-offload": RematOffload{}}
 }
 
 // Certify runs every lever of levers (keyed by name; a name of LeverNames without a lever is

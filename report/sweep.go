@@ -116,7 +116,8 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 			case name == "remat":
 				total += len(o.Budgets) + 3
 			case name == "weight-offload" && (WeightOffload{}).Skip(in) == "",
-				name == "act-offload" && (ActOffload{}).Skip(in) == "":
+				name == "act-offload" && (ActOffload{}).Skip(in) == "",
+				name == "remat-offload" && (RematOffload{}).Skip(in) == "":
 				total += len(o.Budgets)
 			}
 		}
@@ -139,6 +140,12 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 				continue
 			}
 			s.acts(ctx)
+		case "remat-offload":
+			if why := (RematOffload{}).Skip(in); why != "" {
+				res.Skipped[name] = why
+				continue
+			}
+			s.combined(ctx)
 		default:
 			panic("report: unknown lever " + name)
 		}
@@ -483,6 +490,28 @@ func (s *sweeper) acts(ctx context.Context) {
 				pt.Rows = append(pt.Rows, row)
 			}
 			s.emit(ctx, pt, bounds)
+			return nil
+		})
+	}
+}
+
+// SweepRematOffloadTime is the time the combined DP gets at each budget of a sweep.
+const SweepRematOffloadTime = 5 * time.Second
+
+// combined sweeps the lever of rematerialization and activation offloading together: every
+// strategy and bound at each budget (pofo refining its slots for SweepRematOffloadTime).
+func (s *sweeper) combined(ctx context.Context) {
+	in := s.o.Input
+	s.note("remat-offload: the combined DP refines its slots for %s per budget; its rows are strict makespans", SweepRematOffloadTime)
+	for _, b := range s.o.Budgets {
+		s.spawn(ctx, func() error {
+			at := in
+			at.Budget = b
+			lr, err := rematOffloadAt(ctx, at, activationBudget(in, b), SweepRematOffloadTime)
+			if err != nil {
+				return fmt.Errorf("remat-offload at %d B: %w", b, err)
+			}
+			s.emit(ctx, Point{Lever: "remat-offload", Budget: b, Rows: lr.Rows}, lr.Bounds)
 			return nil
 		})
 	}

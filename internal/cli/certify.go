@@ -47,14 +47,16 @@ Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential
 act-offload (activation offloading, 001: none, greedy, dynprog, vdnn, exact, and the exact MILP's
 guided row and bound within --time-limit; needs --bandwidth),
 weight-offload (002: greedy, greedy-nodiscount, greedy-reserve, l2l, milp-guided; needs
---bandwidth and weights in the chain). A lever whose data is missing is skipped with a
-one-line reason; memsched assumes no bandwidth.
+--bandwidth and weights in the chain), remat-offload (rematerialization and activation
+offloading together, SPEC §6: pofo, remat-then-offload, offload-then-remat, strict makespans;
+needs --bandwidth; the DP refines its slots for 10 s). A lever whose data is missing is skipped
+with a one-line reason; memsched assumes no bandwidth.
 
-What --mem covers is each lever's model: remat and act-offload count activations and
-temporaries, not the weights (a note says how much the chain's weights take);
+What --mem covers is each lever's model: remat, act-offload and remat-offload count
+activations and temporaries, not the weights (a note says how much the chain's weights take);
 weight-offload's M_GPU holds weights and activations. With --weights-resident, --mem is the
-whole GPU: remat and act-offload get it minus the weights, so the three levers compare on one
-GPU (docs/certify.md).`,
+whole GPU: remat, act-offload and remat-offload get it minus the weights, so the levers compare
+on one GPU (docs/certify.md).`,
 		Example: `  memsched certify                                   # built-in toy chain at 90 MiB
   memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
   memsched certify --chain r101.json --mem 2GiB --bandwidth 12GB/s

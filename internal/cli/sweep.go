@@ -65,7 +65,7 @@ exit status 130 and the completed rows written.`,
 	f.IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots of the dynamic programs (of the --to budget)")
 	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "cap on one sub-chain's frontier in the exact C_FL table (0: 65536); above it, slots")
 	f.BoolVar(&opts.WeightsResident, "weights-resident", false, "budgets are the whole GPU with the weights resident: remat and act-offload get them minus the chain's weights")
-	f.StringSliceVar(&opts.Levers, "lever", nil, "levers to sweep: remat, act-offload, weight-offload (default: all that apply)")
+	f.StringSliceVar(&opts.Levers, "lever", nil, "levers to sweep: "+strings.Join(report.LeverNames, ", ")+" (default: all that apply)")
 	f.StringVar(&opts.Bandwidth, "bandwidth", "", bandwidthUsage+"; without it the offloading levers are skipped")
 	f.StringVarP(&opts.OutDir, "output", "o", "out", "directory for sweep.csv, sweep.json and the plots")
 	f.IntVar(&opts.Workers, "workers", 0, "parallel workers (default: all cores)")
