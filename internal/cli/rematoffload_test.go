@@ -92,7 +92,16 @@ func TestRematOffloadExact(t *testing.T) {
 	require.NotNil(t, rep.LowerBounds.Class.Value)
 	assert.LessOrEqual(t, *rep.LowerBounds.Class.Value, 11.0)
 	assert.Contains(t, rep.LowerBounds.Class.CertifiedBy, "class only")
-	assert.Nil(t, rep.LowerBounds.MILP)
+	if realMILPBackend() {
+		// The relaxation of every strict schedule (milp/combinedlb): 10 s, between Σu = 9 and 11.
+		require.NotNil(t, rep.LowerBounds.MILP)
+		require.NotNil(t, rep.LowerBounds.MILP.Value)
+		assert.InDelta(t, 10, *rep.LowerBounds.MILP.Value, 1e-6)
+		assert.Equal(t, "global", rep.LowerBounds.MILP.Scope)
+		assert.InDelta(t, 10, rep.LowerBounds.Best, 1e-6)
+	} else {
+		assert.Nil(t, rep.LowerBounds.MILP)
+	}
 	code, text, stderr := run(t, "remat-offload", "--chain", path, "--mem", "12B", "--bandwidth", "2B/s", "--slots", "exact")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, text, "pofo (exact)")
