@@ -19,6 +19,7 @@ import (
 	leveract "github.com/memsched/memsched/lever/actoffload"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/actmilp"
+	"github.com/memsched/memsched/milp/combinedlb"
 	"github.com/memsched/memsched/schedule"
 )
 
@@ -562,12 +563,35 @@ func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
 
 // runExportOffload is `memsched export --problem act-offload`: the exact MILP of Problem 1,
 // with the best heuristic's verified makespan as its time horizon and the relaxations' bound as
-// the row T ≥ lower — the model `--algo milp` solves, without its start point.
+// the row T ≥ lower — the model `--algo milp` solves, without its start point; and
+// `--problem remat-offload`: the relaxation MILP of the combined model (milp/combinedlb).
 func runExportOffload(c *cobra.Command, io *IO, problem string) error {
 	get := func(name string) string { v, _ := c.Flags().GetString(name); return v }
 	format, out := get("format"), get("output")
 	if err := checkExportFlags(format, out); err != nil {
 		return err
+	}
+	if problem == "remat-offload" {
+		if get("mem") == "" {
+			return usageErrorf("export: --mem is required")
+		}
+		budget, err := sizeFlag("--mem", get("mem"))
+		if err != nil {
+			return err
+		}
+		beta, err := bandwidthFlag(get("bandwidth"))
+		if err != nil {
+			return err
+		}
+		ch, _, err := loadChain(get("chain"))
+		if err != nil {
+			return err
+		}
+		f, err := combinedlb.Build(ch, budget, beta)
+		if err != nil {
+			return &UsageError{err}
+		}
+		return writeModelFile(io, problem, format, out, f.Model, f.Units)
 	}
 	o := &ActOptions{WeightsOptions: WeightsOptions{ChainFile: get("chain"), Mem: get("mem"), Bandwidth: get("bandwidth")}, Slots: dp.DefaultSlots}
 	p, err := o.problem()

@@ -55,6 +55,7 @@ func scaled(c *instances.Chain, f int64) *instances.Chain {
 //   - ≤ the activation-offloading optimum (001's Problem 1 by the exact search);
 //   - "infeasible" only where none of them has a schedule;
 //   - the same at GiB scale (sizes × 2³⁰, β × 2³⁰);
+//
 // and it is counted against Σ(u_f+u_b) where the store-all sequence does not fit.
 func TestBelowEverySchedule(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 2026))
