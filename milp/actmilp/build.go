@@ -123,7 +123,7 @@ func Build(p *act.Problem, o Options) (*Formulation, error) {
 		pre: map[[2]int]model.Var{}, qre: map[[2]int]model.Var{}, away: map[[2]int]model.Var{}, zvar: map[[2]int]model.Var{},
 		lb: map[model.Var]float64{}, ub: map[model.Var]float64{}}
 	f.Upper = o.Upper
-	if f.Upper <= 0 {
+	if !(f.Upper > 0) || math.IsInf(f.Upper, 0) {
 		f.Upper = p.Compute()
 		for _, x := range p.X {
 			f.Upper += 2 * float64(x) / p.Beta
@@ -231,7 +231,7 @@ func Build(p *act.Problem, o Options) (*Formulation, error) {
 		m.AddGE(fmt.Sprintf("back_%d", j), *row().Add(f.S[f.pos(j, true)], 1).Add(f.B[c], -1).Add(f.O[c], -d), 0)
 	}
 	if !o.Interruptible {
-		f.linkRows(est, lst, endF)
+		f.linkRows(lst, endF)
 	}
 	f.positionRows()
 	f.memoryRows()
@@ -285,7 +285,7 @@ func (f *Formulation) Lambda(t, t2 int) model.Var {
 // λ_{tt'} + λ_{t't} ≥ o + o' − 1 and λ ≤ o, o'; and the disjunction
 // τ_{t'} ≥ τ_t + d_t − M_{tt'}(1 − λ_{tt'}), M_{tt'} = d_t + ub(τ_t) − lb(τ_{t'}). An order
 // that the time windows of existing transfers forbid is fixed to 0.
-func (f *Formulation) linkRows(est, lst func(int) float64, endF func(int) float64) {
+func (f *Formulation) linkRows(lst func(int) float64, endF func(int) float64) {
 	m := f.Model
 	nt := 2 * len(f.J)
 	// Windows of existing transfers: the offload in [end F_{j−1}, lst(B_j) − 2d], the prefetch
@@ -334,16 +334,21 @@ func (f *Formulation) linkRows(est, lst func(int) float64, endF func(int) float6
 			m.AddGE(fmt.Sprintf("order_%s_%s", f.tname(t), f.tname(t2)), e, -1)
 		}
 	}
-	for key, v := range f.lam {
-		t, t2 := key[0], key[1]
-		a, _ := f.tvar(t)
-		b, _ := f.tvar(t2)
-		bigM := math.Max(0, dur(t)+f.ub[a]-f.lb[b])
-		// τ' − τ − (d + M) λ ≥ −M
-		m.AddGE(fmt.Sprintf("link_%s_%s", f.tname(t), f.tname(t2)),
-			*new(model.Expr).Add(b, 1).Add(a, -1).Add(v, -(dur(t) + bigM)), -bigM)
+	// In a fixed order (not the map's), so that the model and its files are the same each run.
+	for t := 0; t < nt; t++ {
+		for t2 := 0; t2 < nt; t2++ {
+			v := f.Lambda(t, t2)
+			if v < 0 {
+				continue
+			}
+			a, _ := f.tvar(t)
+			b, _ := f.tvar(t2)
+			bigM := math.Max(0, dur(t)+f.ub[a]-f.lb[b])
+			// τ' − τ − (d + M) λ ≥ −M
+			m.AddGE(fmt.Sprintf("link_%s_%s", f.tname(t), f.tname(t2)),
+				*new(model.Expr).Add(b, 1).Add(a, -1).Add(v, -(dur(t) + bigM)), -bigM)
+		}
 	}
-	_ = est
 }
 
 // Positions of the events relative to the tight operations. For candidate c (x_j) and every

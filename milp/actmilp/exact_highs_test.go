@@ -125,6 +125,15 @@ func TestMILPEqualsExact(t *testing.T) {
 		if want > 0 {
 			lpGap = math.Max(lpGap, 1-lb/want)
 		}
+		if it%4 == 0 {
+			// The interruptible relaxation (Options.Interruptible) never exceeds the optimum.
+			f, err := actmilp.Build(p, actmilp.Options{Upper: want, Interruptible: true})
+			require.NoError(t, err)
+			res, err := milp.Solve(context.Background(), highs(t)[0], f.Model, milp.Params{RelGap: 1e-9})
+			require.NoError(t, err)
+			require.Equal(t, milp.Optimal, res.Status, "instance %d: interruptible relaxation", it)
+			assert.LessOrEqual(t, res.Objective*f.Units.Time, want*(1+1e-6), "instance %d: interruptible relaxation above the optimum", it)
+		}
 	}
 	t.Logf("%d instances (%d skipped: the exact search stopped at its node limit; %d with 11–16 operations): %d need transfers, %d infeasible, the optimum beats GREEDY and VDNN on %d; worst LP bound %.1f %% under the optimum; MILP %v, exact search %v",
 		n, skipped, big, moved, infeasible, better, 100*lpGap, milpTime.Round(time.Millisecond), exactTime.Round(time.Millisecond))

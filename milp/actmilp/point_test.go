@@ -3,6 +3,7 @@ package actmilp_test
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,7 @@ import (
 	heur "github.com/memsched/memsched/heuristics/actoffload"
 	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/milp/actmilp"
+	"github.com/memsched/memsched/model/lpfile"
 	"github.com/memsched/memsched/schedule"
 )
 
@@ -171,4 +173,26 @@ func linkSequences(cand []int, f func([]schedule.ActTransfer)) {
 		}
 	}
 	rec()
+}
+
+// The model is the same on every build (rows in a fixed order, not a map's): two builds of
+// one instance write the same LP file.
+func TestBuildDeterministic(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for k := 0; k < 20; k++ {
+		p := act.Random(r, 3+r.IntN(5), 1)
+		var files []string
+		for i := 0; i < 2; i++ {
+			f, err := actmilp.Build(p, actmilp.Options{})
+			if err != nil {
+				break
+			}
+			var b strings.Builder
+			require.NoError(t, lpfile.Write(&b, f.Model))
+			files = append(files, b.String())
+		}
+		if len(files) == 2 {
+			assert.Equal(t, files[0], files[1], "instance %d", k)
+		}
+	}
 }
