@@ -49,18 +49,24 @@ const (
 // only on chains of at most actExactMaxOps operations, stopped at the lower bound lb or
 // actExactNodes nodes.
 func actStrategyRow(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOptions) (Row, error) {
+	row, _, err := actStrategyRun(p, st, lb, o)
+	return row, err
+}
+
+// actStrategyRun is actStrategyRow with the validated schedule (nil when none).
+func actStrategyRun(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOptions) (Row, *heur.Result, error) {
 	row := Row{Strategy: st.Name}
 	if st.Name == "exact" && p.L()+1 > actExactMaxOps {
 		row.Note = fmt.Sprintf("not run: %d operations (exact search up to %d)", p.L()+1, actExactMaxOps)
-		return row, nil
+		return row, nil, nil
 	}
 	out, err := st.Run(p, leveract.Options{DP: o, LowerBound: lb, MaxNodes: actExactNodes})
 	if why, ok := tableOutOfReach(err); ok {
 		row.Note = why
-		return row, nil
+		return row, nil, nil
 	}
 	if err != nil {
-		return row, fmt.Errorf("%s: %w", st.Name, err)
+		return row, nil, fmt.Errorf("%s: %w", st.Name, err)
 	}
 	switch out.Status {
 	case heur.Optimal.String():
@@ -73,10 +79,10 @@ func actStrategyRow(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOp
 		if row.Note == "" {
 			row.Note = "no schedule of this strategy fits"
 		}
-		return row, nil
+		return row, nil, nil
 	}
 	row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, r.Report.Makespan, r.Report.Peak
-	return row, nil
+	return row, r, nil
 }
 
 // ActSweepDPStages is the most operations on which a sweep runs DYNPROG and the interruptible
@@ -142,6 +148,9 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 	for _, b := range lr.Bounds {
 		lb = math.Max(lb, b.Value)
 	}
+	t0 := time.Now()
+	var best *heur.Result
+	bestName := ""
 	for _, st := range leveract.Strategies {
 		if st.Use&leveract.InCertify == 0 {
 			continue
@@ -149,12 +158,18 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 		// Only DYNPROG can take long (exact is limited to 16 operations and a node budget):
 		// it stops at the end of the share, the heuristics always run.
 		start := time.Now()
-		row, err := actStrategyRow(p, st, lb, dpOpt)
+		row, r, err := actStrategyRun(p, st, lb, dpOpt)
 		if err != nil {
 			return lr, err
 		}
 		row.Seconds = time.Since(start).Seconds()
 		lr.Rows = append(lr.Rows, row)
+		if r != nil && (best == nil || r.Report.Makespan < best.Report.Makespan) {
+			best, bestName = r, st.Name
+		}
+	}
+	if in.TimeLimit > 0 {
+		actMILP(ctx, in, p, &lr, best, bestName, lb, t0.Add(in.TimeLimit))
 	}
 	return lr, nil
 }

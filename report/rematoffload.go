@@ -50,7 +50,13 @@ const (
 
 // Run computes every strategy and bound.
 func (RematOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
-	return rematOffloadAt(ctx, in, activationBudget(in, in.Budget), RematOffloadTime)
+	budget := activationBudget(in, in.Budget)
+	lr, err := rematOffloadAt(ctx, in, budget, RematOffloadTime)
+	if err != nil || in.TimeLimit <= 0 || budget <= 0 {
+		return lr, err
+	}
+	comboMILP(ctx, in, &lr, budget, time.Now().Add(in.TimeLimit))
+	return lr, nil
 }
 
 // rematOffloadAt is the lever at one activation budget, pofo given limit.

@@ -46,7 +46,8 @@ When an exact bound is out of reach (e.g. C_FL beyond 200 stages) the strongest 
 reach is used and the report says so.
 
 Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all, ilp),
-act-offload (activation offloading, 001: none, greedy, dynprog, vdnn, exact; needs --bandwidth),
+act-offload (activation offloading, 001: none, greedy, dynprog, vdnn, exact, and the exact MILP's
+guided row and bound within --time-limit; needs --bandwidth),
 weight-offload (002: greedy, greedy-nodiscount, greedy-reserve, l2l, milp-guided; needs
 --bandwidth and weights in the chain), remat-offload (rematerialization and activation
 offloading together, SPEC §6: pofo, remat-then-offload, offload-then-remat, strict makespans;

@@ -10,7 +10,7 @@ import (
 )
 
 // exportProblems are the models `memsched export --problem` writes.
-var exportProblems = []string{"weight-offload-lb", "remat-ilp"}
+var exportProblems = []string{"weight-offload-lb", "remat-ilp", "act-offload", "remat-offload"}
 
 // ExportReport is what `memsched export --json` prints: the file written and the model's size
 // and units (the objective times Units.Time is the value in seconds).

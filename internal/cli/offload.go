@@ -430,7 +430,7 @@ as solver-error with the evidence if the contradiction stays.`,
 				if err != nil {
 					return err
 				}
-				return runActBound(io, o, slots, exactSlots, maxMem)
+				return runActBound(io, o, slots, exactSlots, maxMem, solver, limit)
 			}
 			if problem != "weight-offload" {
 				return usageErrorf("bound: unknown --problem %q (want weight-offload or act-offload)", problem)

@@ -198,9 +198,17 @@ func newExportAllCmd(io *IO) *cobra.Command {
 	cmd.Long += "\nWith --problem remat-ilp it writes Checkmate's MILP (docs/checkmate.md): for --graph the graph model, for --chain the chain-exact model (004's operations; --graph-model: the graph model of the chain instead); the first comment line gives its units (memsched units: memory=<bytes> time=<seconds>)."
 	cmd.Flags().StringVar(&graphFile, "graph", "", "graph file (memsched.graph/v1), --problem remat-ilp only")
 	cmd.Flags().BoolVar(&graphModel, "graph-model", false, "--problem remat-ilp --chain: Checkmate's graph model of the chain instead of the chain-exact one")
-	cmd.Flags().Lookup("problem").Usage = "weight-offload-lb|remat-ilp"
+	cmd.Use = strings.Replace(cmd.Use, "weight-offload-lb|remat-ilp", "weight-offload-lb|remat-ilp|act-offload|remat-offload", 1)
+	cmd.Long += "\nWith --problem act-offload (needs --bandwidth) it writes the exact MILP of 001's Problem 1 (docs/act-offload.md), bounded by the best heuristic's verified makespan; with --problem remat-offload (needs --bandwidth) the relaxation MILP of rematerialization and offloading combined, a lower bound on every strict schedule (docs/bounds.md)."
+	cmd.Flags().Lookup("problem").Usage = "weight-offload-lb|remat-ilp|act-offload|remat-offload"
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		problem, _ := c.Flags().GetString("problem")
+		if problem == "act-offload" || problem == "remat-offload" {
+			if graphFile != "" || graphModel {
+				return usageErrorf("export: --graph and --graph-model go with --problem remat-ilp")
+			}
+			return runExportOffload(c, io, problem)
+		}
 		if !contains(exportProblems, problem) {
 			return usageErrorf("export: unknown --problem %q (want %s)", problem, strings.Join(exportProblems, " or "))
 		}

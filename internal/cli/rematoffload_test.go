@@ -3,13 +3,17 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/milp/combinedlb"
 )
 
 // TestRematOffloadToy: the issue's toy case — at 80 MiB rematerialization alone is infeasible
@@ -92,7 +96,34 @@ func TestRematOffloadExact(t *testing.T) {
 	require.NotNil(t, rep.LowerBounds.Class.Value)
 	assert.LessOrEqual(t, *rep.LowerBounds.Class.Value, 11.0)
 	assert.Contains(t, rep.LowerBounds.Class.CertifiedBy, "class only")
-	assert.Nil(t, rep.LowerBounds.MILP)
+	if realMILPBackend() {
+		// The relaxation of every strict schedule (milp/combinedlb): 10 s, between Σu = 9 and 11.
+		require.NotNil(t, rep.LowerBounds.MILP)
+		require.NotNil(t, rep.LowerBounds.MILP.Value)
+		assert.InDelta(t, 10, *rep.LowerBounds.MILP.Value, 1e-6)
+		assert.Equal(t, "global", rep.LowerBounds.MILP.Scope)
+		assert.InDelta(t, 10, rep.LowerBounds.Best, 1e-6)
+	} else {
+		assert.Nil(t, rep.LowerBounds.MILP)
+	}
+	if realMILPBackend() {
+		// The exported relaxation, solved by cbc from the file alone: the same 10 s.
+		file := filepath.Join(t.TempDir(), "e.lp")
+		code, _, stderr := run(t, "export", "--problem", "remat-offload", "--chain", path, "--mem", "12B", "--bandwidth", "2B/s", "--format", "lp", "-o", file)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stderr, "memsched units:")
+		if _, err := exec.LookPath("cbc"); err == nil {
+			out, err := exec.Command("cbc", file, "-ratio", "1e-9", "-solve", "-quit").CombinedOutput()
+			require.NoError(t, err)
+			m := regexp.MustCompile(`Objective value:\s+(\S+)`).FindSubmatch(out)
+			require.NotNil(t, m, string(out))
+			obj, err := strconv.ParseFloat(string(m[1]), 64)
+			require.NoError(t, err)
+			f, err := combinedlb.Build(instances.SpecCombinedE(), 12, 2)
+			require.NoError(t, err)
+			assert.InDelta(t, 10, obj*f.Units.Time, 1e-6)
+		}
+	}
 	code, text, stderr := run(t, "remat-offload", "--chain", path, "--mem", "12B", "--bandwidth", "2B/s", "--slots", "exact")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, text, "pofo (exact)")
