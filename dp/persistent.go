@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
@@ -99,40 +97,15 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	// Order: t ascending, then s descending. Row (s, t) needs (s', t) for s' > s, filled just
 	// before and still in cache, and (s, s'−1) for s' ≤ t, contiguous in memory. (The
 	// diagonal order of 004 Alg. 3 touches rows scattered over the whole table and is about
-	// twice as slow at 339 stages.) Columns are dealt round-robin to the cores as a wavefront:
-	// row (s, t) waits until column t−1 has finished row s, which by induction means every
-	// earlier column has.
-	workers := min(p.workers, n)
-	if workers <= 1 || (n+1)*(m+1) < 1<<14 {
-		for t := 1; t <= n; t++ {
-			for s := t; s >= 1; s-- {
-				p.fill(s, t)
-			}
-		}
-		return p, nil
+	// twice as slow at 339 stages.) Columns go to the cores as a wavefront.
+	workers := p.workers
+	if (n+1)*(m+1) < 1<<14 {
+		workers = 1
 	}
-	done := make([]atomic.Int32, n+1) // done[t]: smallest s with row (s, t) filled; t+1 if none
-	for t := range done {
-		done[t].Store(int32(t + 1))
-	}
-	done[0].Store(0)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for t := 1 + w; t <= n; t += workers {
-				for s := t; s >= 1; s-- {
-					for s < t && done[t-1].Load() > int32(s) {
-						runtime.Gosched()
-					}
-					p.fill(s, t)
-					done[t].Store(int32(s))
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
+	wavefront(n, workers, func(_, s, t int) bool {
+		p.fill(s, t)
+		return true
+	})
 	return p, nil
 }
 
