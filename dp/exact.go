@@ -3,8 +3,6 @@ package dp
 import (
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
@@ -25,6 +23,12 @@ type ExactOptions struct {
 	MaxBreakpoints int
 	// MaxTotal caps the breakpoints of the whole table (0: DefaultMaxTotal).
 	MaxTotal int
+	// Cutoff, when positive, is an upper bound on the optimal makespan at the table's budget
+	// (e.g. a verified sequence's): values that cannot be part of a sequence of makespan ≤
+	// Cutoff are dropped as they are built (cutoff), which keeps the table small. The table
+	// then answers only that budget, and only where its makespan is ≤ Cutoff; Frontier is
+	// not the whole frontier.
+	Cutoff float64
 }
 
 // BreakpointError reports that an exact table outgrew its cap: the frontiers have too many
@@ -56,6 +60,7 @@ type bytesChain struct {
 	uf, ub     []float64
 	a, abar, d []int64
 	of, ob     []int64
+	minD       []int64 // min_{s≤x≤t} ω_δ^x at s*(n+1)+t (collapsed tables only)
 }
 
 func newBytesChain(c *instances.Chain) *bytesChain {
@@ -118,29 +123,39 @@ func (c *caps) check(p *pareto, s, t, l int) error {
 // their lower envelope (envelope), so the table is exact at every budget up to the one it is
 // built for, and its top row is the whole makespan-versus-budget frontier.
 type PersistentExact struct {
-	c       *instances.Chain
-	bc      *bytesChain
-	budget  int64
-	avail   int64 // budget − ω_a^0
-	n       int
-	rows    []pareto // rowOf(s, t)
-	stats   ExactStats
-	adjoint bool
+	c      *instances.Chain
+	bc     *bytesChain
+	budget int64
+	avail  int64 // budget − ω_a^0
+	n      int
+	rows   []pareto // rowOf(s, t)
+	stats  ExactStats
+	rec    recurrence
+	cut    *cutoff // nil: every value kept
 }
+
+// recurrence selects the variant of the C_MP recurrence a table fills.
+type recurrence uint8
+
+const (
+	cmp       recurrence = iota // C_MP (004 Thm 4.8, SPEC §1's per-split check)
+	adjoint                     // revolve: C_all only for s = t (NewRevolve)
+	collapsed                   // C_MP relaxed to bound C_FL from below (NewCollapsedExact)
+)
 
 // NewPersistentExact fills the exact C_MP table for budgets up to budget bytes (a^0 included).
 // It returns a *BreakpointError when a frontier outgrows opt's caps.
 func NewPersistentExact(c *instances.Chain, budget int64, opt ExactOptions) (*PersistentExact, error) {
-	return newPersistentExact(c, budget, opt, false)
+	return newPersistentExact(c, budget, opt, cmp)
 }
 
 // NewRevolveExact is NewRevolve's table (revolve's AD-model schedules, C_all only at s = t)
 // in bytes, without slots.
 func NewRevolveExact(c *instances.Chain, budget int64, opt ExactOptions) (*PersistentExact, error) {
-	return newPersistentExact(c, budget, opt, true)
+	return newPersistentExact(c, budget, opt, adjoint)
 }
 
-func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, adjoint bool) (*PersistentExact, error) {
+func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, rec recurrence) (*PersistentExact, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -148,54 +163,37 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, adjo
 		return nil, fmt.Errorf("dp: negative budget %d", budget)
 	}
 	n := c.Len()
-	p := &PersistentExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n, adjoint: adjoint}
+	p := &PersistentExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n, rec: rec}
 	if p.avail < 0 {
 		return p, nil
 	}
-	p.rows = make([]pareto, n*(n+1)/2)
-	// The wavefront of Persistent: columns t dealt round-robin to the cores, row (s, t) waiting
-	// until column t−1 has finished row s. Each worker has its own envelope, arena and caps.
-	workers := max(1, min(runtime.GOMAXPROCS(0), n))
-	done := make([]atomic.Int32, n+1) // done[t]: smallest s with row (s, t) filled; t+1 if none
-	for t := range done {
-		done[t].Store(int32(t + 1))
+	if rec == collapsed {
+		p.bc.fillMinDelta()
 	}
-	done[0].Store(0)
-	var stop atomic.Bool
+	p.cut = newCutoff(p.bc, opt.Cutoff)
+	p.rows = make([]pareto, n*(n+1)/2)
+	// The wavefront of Persistent. Each worker has its own envelope, arena and caps.
+	workers := max(1, min(runtime.GOMAXPROCS(0), n))
 	errs := make([]error, workers)
 	cps := make([]*caps, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	envs := make([]envelope, workers)
+	ars := make([]arena, workers)
+	for w := range cps {
 		cps[w] = newCaps(opt)
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			var env envelope
-			var ar arena
-			for t := 1 + w; t <= n; t += workers {
-				for s := t; s >= 1; s-- {
-					for s < t && done[t-1].Load() > int32(s) {
-						if stop.Load() {
-							return
-						}
-						runtime.Gosched()
-					}
-					if stop.Load() {
-						return
-					}
-					p.fillRow(&env, s, t)
-					if err := cps[w].check(&env.cur, s, t, 0); err != nil {
-						errs[w] = err
-						stop.Store(true)
-						return
-					}
-					p.rows[p.rowOf(s, t)] = ar.keep(&env.cur)
-					done[t].Store(int32(s))
-				}
-			}
-		}(w)
 	}
-	wg.Wait()
+	wavefront(n, workers, func(w, s, t int) bool {
+		env := &envs[w]
+		p.fillRow(env, s, t)
+		if p.cut != nil {
+			env.cur.truncate(p.cut.limit(s, s, t))
+		}
+		if err := cps[w].check(&env.cur, s, t, 0); err != nil {
+			errs[w] = err
+			return false
+		}
+		p.rows[p.rowOf(s, t)] = ars[w].keep(&env.cur)
+		return true
+	})
 	var st ExactStats
 	for w := range cps {
 		if errs[w] != nil {
@@ -225,8 +223,12 @@ func (p *PersistentExact) fillRow(env *envelope, s, t int) {
 		}
 		return
 	}
-	if !p.adjoint {
+	if p.rec != adjoint {
 		env.add(bc.uf[s]+bc.ub[s], p.row(s+1, t), bc.abar[s], nil, mAll, 0, false)
+	}
+	if p.rec == collapsed {
+		p.collapsedSplits(env, s, t)
+		return
 	}
 	var fwd int64
 	pre := 0.0
@@ -358,6 +360,7 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 	var env envelope
 	var ar arena
 	bc := f.bc
+	cut := newCutoff(bc, opt.Cutoff)
 	for l := 1; l <= n; l++ {
 		for r := l; r >= 1; r-- {
 			// X(t', m) = min_{r < s' ≤ t'} Σ_{j=r}^{s'-1} u_f^j + G(s', t', ℓ, m − ω_a^{s'-1}),
@@ -393,6 +396,9 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 				for t2 := t + 1; t2 <= l; t2++ {
 					env.add(0, &x[t2], 0, f.row(f.g, r, t, t2-1), 0, int32(t2), true)
 				}
+				if cut != nil {
+					env.cur.truncate(cut.limit(r, t, l))
+				}
 				if err := cp.check(&env.cur, r, t, l); err != nil {
 					return nil, err
 				}
@@ -414,6 +420,9 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 					}
 					shift := bc.a[r2-1] - bc.a[s-1]
 					env.add(pre, f.row(f.h, r2, t, l), shift, nil, max(moves-bc.a[s-1], shift, 0), int32(r2), false)
+				}
+				if cut != nil {
+					env.cur.truncate(cut.limit(s, t, l))
 				}
 				if err := cp.check(&env.cur, s, t, l); err != nil {
 					return nil, err

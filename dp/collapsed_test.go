@@ -1,0 +1,148 @@
+package dp
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/oracle"
+)
+
+// nonIncreasing makes ω_a (and δ = a) non-increasing along the stages, keeping ā ≥ a: the
+// chains of the persistence condition of CollapsedExact.
+func nonIncreasing(c *instances.Chain) *instances.Chain {
+	c = c.Clone()
+	a := make([]int64, c.Len())
+	for i := range c.Stages {
+		a[i] = c.Stages[i].A
+	}
+	slices.Sort(a)
+	slices.Reverse(a)
+	for i := range c.Stages {
+		st := &c.Stages[i]
+		st.ABar += a[i] - st.A
+		st.A, st.Delta = a[i], a[i]
+	}
+	return c
+}
+
+// TestCollapsedBelowOracle: on seeded random integer chains (L+1 ≤ 7), C_FL collapsed is never
+// above the exhaustive optimum and is infinite only where nothing fits, at every budget from
+// the smallest feasible one −1 to +14. On chains with ω_a non-increasing and δ = a, P = C_MP =
+// the optimum (the persistence condition, docs/dp.md).
+func TestCollapsedBelowOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(2026, 23))
+	pairs, equal, monotone, infeasible := 0, 0, 0, 0
+	for i := 0; i < 120; i++ {
+		c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(6), MaxSize: 7, MaxTime: 6, Integer: true,
+			WithABar: i%2 == 0, WithOverheads: i%3 != 0, WithDelta: i%5 == 0})
+		mono := i%4 == 3
+		if mono {
+			c = nonIncreasing(c)
+		}
+		lo := verify.MinBudget(c)
+		top := lo + 14
+		col, err := NewCollapsedExact(c, top, ExactOptions{})
+		require.NoError(t, err)
+		pe, err := NewPersistentExact(c, top, ExactOptions{})
+		require.NoError(t, err)
+		for b := lo - 1; b <= top; b++ {
+			_, opt, ok, err := oracle.Remat(c, b, verify.RematOptions{})
+			require.NoError(t, err)
+			lb, feasible := col.Bound(b)
+			pg, err := pe.Solve(b)
+			require.NoError(t, err)
+			pairs++
+			if !feasible {
+				require.False(t, ok, "chain %d budget %d: collapsed infinite where the optimum is %g\n%s", i, b, opt, dump(c))
+				infeasible++
+			}
+			if !ok {
+				require.False(t, pg.Feasible)
+				continue
+			}
+			require.LessOrEqual(t, lb, opt+1e-9, "chain %d budget %d\n%s", i, b, dump(c))
+			if lb >= opt-1e-9 {
+				equal++
+			}
+			if mono {
+				monotone++
+				require.True(t, pg.Feasible, "chain %d budget %d", i, b)
+				require.InDelta(t, opt, pg.Makespan, 1e-9, "persistence condition: C_MP optimal; chain %d budget %d\n%s", i, b, dump(c))
+				require.InDelta(t, pg.Makespan, lb, 1e-9, "persistence condition: P = C_MP; chain %d budget %d", i, b)
+			}
+		}
+	}
+	t.Logf("%d (chain, budget) pairs: collapsed = optimum on %d, infinite (so nothing fits) on %d; %d feasible pairs under the persistence condition", pairs, equal, infeasible, monotone)
+}
+
+// TestCollapsedGiB: on GiB-scale random chains (up to 16 stages), P ≤ exact C_FL ≤ exact C_MP at
+// random budgets, P = C_MP under the persistence condition, and the frontier is a strictly
+// decreasing step function whose points agree with Bound.
+func TestCollapsedGiB(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 23))
+	for i := 0; i < 16; i++ {
+		c := instances.Random(r, instances.RandomParams{Stages: 3 + r.IntN(14), MaxSize: 1 << 30, MaxTime: 5e-3,
+			WithABar: true, WithOverheads: i%2 == 0, WithDelta: i%3 == 0})
+		mono := i%4 == 1
+		if mono {
+			c = nonIncreasing(c)
+		}
+		lo := verify.MinBudget(c)
+		top := lo * 3
+		col, err := NewCollapsedExact(c, top, ExactOptions{})
+		require.NoError(t, err)
+		fe, err := NewFloatingExact(c, top, ExactOptions{})
+		require.NoError(t, err)
+		pe, err := NewPersistentExact(c, top, ExactOptions{})
+		require.NoError(t, err)
+		pts := col.Frontier()
+		for k := 1; k < len(pts); k++ {
+			require.Greater(t, pts[k].Budget, pts[k-1].Budget)
+			require.Less(t, pts[k].Makespan, pts[k-1].Makespan)
+		}
+		for _, pt := range pts {
+			v, ok := col.Bound(pt.Budget)
+			require.True(t, ok)
+			require.Equal(t, pt.Makespan, v)
+		}
+		for k := 0; k < 10; k++ {
+			b := lo + r.Int64N(top-lo+1)
+			lb, feasible := col.Bound(b)
+			ex, err := fe.Solve(b)
+			require.NoError(t, err)
+			pg, err := pe.Solve(b)
+			require.NoError(t, err)
+			require.True(t, ex.Feasible, "the smallest feasible budget is feasible")
+			require.True(t, feasible)
+			require.LessOrEqual(t, lb, ex.Makespan*(1+1e-12), "chain %d budget %d", i, b)
+			if pg.Feasible {
+				require.LessOrEqual(t, ex.Makespan, pg.Makespan*(1+1e-12))
+			}
+			if mono {
+				require.True(t, pg.Feasible)
+				require.InDelta(t, pg.Makespan, lb, 1e-12*pg.Makespan, "chain %d budget %d", i, b)
+				require.InDelta(t, pg.Makespan, ex.Makespan, 1e-12*pg.Makespan, "chain %d budget %d", i, b)
+			}
+		}
+	}
+}
+
+// TestCollapsedNoBudget: below ω_a^0 nothing fits, and Bound says so.
+func TestCollapsedNoBudget(t *testing.T) {
+	c := instances.Toy()
+	col, err := NewCollapsedExact(c, instances.ToyBudget, ExactOptions{})
+	require.NoError(t, err)
+	v, ok := col.Bound(c.A0 - 1)
+	assert.False(t, ok)
+	assert.True(t, math.IsInf(v, 1))
+	v, ok = col.Bound(instances.ToyBudget)
+	assert.True(t, ok)
+	assert.InDelta(t, 47.42e-3, v, 1e-12, "004 §3.2: the toy's optimum at 90 MiB")
+}
