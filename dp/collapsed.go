@@ -50,6 +50,54 @@ func NewCollapsedExact(c *instances.Chain, budget int64, opt ExactOptions) (*Col
 	return &CollapsedExact{p: p}, nil
 }
 
+// Collapsed returns the table of P for p's budget, sharing p's rows wherever they are P's:
+// row (s, t) of P reads only rows inside s..t, and there its candidates are C_MP's when ω_a is
+// non-increasing on s..t−1 and ω_δ on s+1..t (then w(s', t') = ω_a^{t'-1} and n = m_ck), so
+// only the other rows are computed (ResNet-1001: the n rows (1, ·), a^1 being smaller than
+// a^2; GPT-2: none). p must be a C_MP table (NewPersistentExact); P is pruned by p's cutoff, or
+// by opt.Cutoff when that is lower (a shared row keeps more than P needs, never less).
+func (p *PersistentExact) Collapsed(opt ExactOptions) (*CollapsedExact, error) {
+	if p.rec != cmp {
+		panic("dp: Collapsed needs a C_MP table")
+	}
+	q := &PersistentExact{c: p.c, bc: newBytesChain(p.c), budget: p.budget, avail: p.avail, n: p.n, rec: collapsed}
+	if q.avail < 0 {
+		return &CollapsedExact{p: q}, nil
+	}
+	q.bc.fillMinDelta()
+	ub := opt.Cutoff
+	if p.cut != nil && (!(ub > 0) || ub > p.cut.ub) {
+		ub = p.cut.ub
+	}
+	q.cut = newCutoff(q.bc.uf, q.bc.ub, ub)
+	n, bc := q.n, q.bc
+	// runA[k]: the last index e with ω_a^k ≥ … ≥ ω_a^e; runD likewise for ω_δ.
+	runA, runD := make([]int, n+2), make([]int, n+2)
+	runA[n], runD[n], runD[n+1] = n, n, n+1
+	for k := n - 1; k >= 0; k-- {
+		runA[k], runD[k] = k, k
+		if bc.a[k] >= bc.a[k+1] {
+			runA[k] = runA[k+1]
+		}
+		if bc.d[k] >= bc.d[k+1] {
+			runD[k] = runD[k+1]
+		}
+	}
+	shared := func(s, t int) bool { return s == t || t-1 <= runA[s] && t <= runD[s+1] }
+	q.rows = make([]pareto, len(p.rows))
+	for s := 1; s <= n; s++ {
+		for t := s; t <= n; t++ {
+			if shared(s, t) {
+				q.rows[q.rowOf(s, t)] = p.rows[p.rowOf(s, t)]
+			}
+		}
+	}
+	if err := q.fill(opt, shared); err != nil {
+		return nil, err
+	}
+	return &CollapsedExact{p: q}, nil
+}
+
 // Bound returns P at budget ≤ the table's budget (bytes, a^0 included): a lower bound on the
 // optimal makespan, or feasible = false when P is infinite there, which proves that no
 // sequence fits.

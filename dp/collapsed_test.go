@@ -146,3 +146,49 @@ func TestCollapsedNoBudget(t *testing.T) {
 	assert.True(t, ok)
 	assert.InDelta(t, 47.42e-3, v, 1e-12, "004 §3.2: the toy's optimum at 90 MiB")
 }
+
+// TestCollapsedSharesRows: the table built from a C_MP table (sharing its rows where they are
+// P's) gives P's own value, whole or pruned, on random chains with and without monotone runs,
+// and on chains where every row is shared.
+func TestCollapsedSharesRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 23))
+	for i := 0; i < 40; i++ {
+		c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(20), MaxSize: 1 << 30, MaxTime: 5e-3,
+			WithABar: true, WithOverheads: i%2 == 0, WithDelta: i%3 == 0})
+		switch i % 3 {
+		case 1:
+			c = nonIncreasing(c)
+		case 2: // a^1 small, the rest non-increasing: ResNet's shape
+			c = nonIncreasing(c)
+			c.Stages[0].A, c.Stages[0].Delta = 1, 1
+		}
+		lo := verify.MinBudget(c)
+		b := lo + r.Int64N(2*lo)
+		want, err := NewCollapsedExact(c, b, ExactOptions{})
+		require.NoError(t, err)
+		wv, wok := want.Bound(b)
+		pe, err := NewPersistentExact(c, b, ExactOptions{})
+		require.NoError(t, err)
+		got, err := pe.Collapsed(ExactOptions{})
+		require.NoError(t, err)
+		v, ok := got.Bound(b)
+		require.Equal(t, wok, ok, "chain %d", i)
+		require.Equal(t, wv, v, "chain %d", i)
+		require.Equal(t, want.Frontier(), got.Frontier(), "chain %d", i)
+		res, err := pe.Solve(b)
+		require.NoError(t, err)
+		if !res.Feasible {
+			continue
+		}
+		cut, err := NewPersistentExact(c, b, ExactOptions{Cutoff: res.Makespan})
+		require.NoError(t, err)
+		pc, err := cut.Collapsed(ExactOptions{Cutoff: res.Makespan})
+		require.NoError(t, err)
+		v, ok = pc.Bound(b)
+		require.True(t, ok)
+		require.Equal(t, wv, v, "chain %d, pruned", i)
+		if i%3 == 1 {
+			require.InDelta(t, res.Makespan, v, 1e-12*res.Makespan, "every row shared: P = C_MP")
+		}
+	}
+}

@@ -22,15 +22,17 @@ type cutoff struct {
 	pf, pfb []float64 // prefix sums of u_f and of u_f + u_b over stages 1..k
 }
 
-// newCutoff returns nil (no pruning) unless ub is positive and finite.
-func newCutoff(bc *bytesChain, ub float64) *cutoff {
+// newCutoff returns nil (no pruning) unless ub is positive and finite; uf and ub are the
+// stages' durations, indexed 1..n.
+func newCutoff(uf, ubk []float64, ub float64) *cutoff {
 	if !(ub > 0) || math.IsInf(ub, 1) {
 		return nil
 	}
-	c := &cutoff{ub: ub, n: bc.n, pf: make([]float64, bc.n+1), pfb: make([]float64, bc.n+1)}
-	for k := 1; k <= bc.n; k++ {
-		c.pf[k] = c.pf[k-1] + bc.uf[k]
-		c.pfb[k] = c.pfb[k-1] + bc.uf[k] + bc.ub[k]
+	n := len(uf) - 1
+	c := &cutoff{ub: ub, n: n, pf: make([]float64, n+1), pfb: make([]float64, n+1)}
+	for k := 1; k <= n; k++ {
+		c.pf[k] = c.pf[k-1] + uf[k]
+		c.pfb[k] = c.pfb[k-1] + uf[k] + ubk[k]
 	}
 	return c
 }

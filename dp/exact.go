@@ -2,6 +2,7 @@ package dp
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 
 	"github.com/memsched/memsched/instances"
@@ -170,8 +171,18 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, rec 
 	if rec == collapsed {
 		p.bc.fillMinDelta()
 	}
-	p.cut = newCutoff(p.bc, opt.Cutoff)
+	p.cut = newCutoff(p.bc.uf, p.bc.ub, opt.Cutoff)
 	p.rows = make([]pareto, n*(n+1)/2)
+	if err := p.fill(opt, nil); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// fill computes every row of the table but those for which have(s, t) is true (nil: none),
+// which the caller has set.
+func (p *PersistentExact) fill(opt ExactOptions, have func(s, t int) bool) error {
+	n := p.n
 	// The wavefront of Persistent. Each worker has its own envelope, arena and caps.
 	workers := max(1, min(runtime.GOMAXPROCS(0), n))
 	errs := make([]error, workers)
@@ -182,6 +193,9 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, rec 
 		cps[w] = newCaps(opt)
 	}
 	wavefront(n, workers, func(w, s, t int) bool {
+		if have != nil && have(s, t) {
+			return true
+		}
 		env := &envs[w]
 		p.fillRow(env, s, t)
 		if p.cut != nil {
@@ -197,7 +211,7 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, rec 
 	var st ExactStats
 	for w := range cps {
 		if errs[w] != nil {
-			return nil, errs[w]
+			return errs[w]
 		}
 		c := cps[w].stats
 		st.Frontiers += c.Frontiers
@@ -205,17 +219,21 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, rec 
 		st.MaxBreakpoints = max(st.MaxBreakpoints, c.MaxBreakpoints)
 	}
 	if st.Breakpoints > cps[0].total {
-		return nil, &BreakpointError{Count: st.Breakpoints, Cap: cps[0].total, Total: true}
+		return &BreakpointError{Count: st.Breakpoints, Cap: cps[0].total, Total: true}
 	}
 	st.Top = len(p.row(1, n).mem)
 	p.stats = st
-	return p, nil
+	return nil
 }
 
 // fillRow builds row (s, t) in env.cur: the lower envelope of C_all and the splits.
 func (p *PersistentExact) fillRow(env *envelope, s, t int) {
 	bc := p.bc
-	env.start(p.avail)
+	if p.cut != nil {
+		env.startUnder(p.avail, p.cut.limit(s, s, t))
+	} else {
+		env.start(p.avail)
+	}
 	mAll := max(bc.d[t]+bc.abar[s]+bc.of[s], bc.d[s]+bc.abar[s]+bc.d[s-1]+bc.ob[s])
 	if s == t {
 		if mAll <= p.avail {
@@ -322,6 +340,7 @@ type FloatingExact struct {
 	idx    []int32 // (s, t, ℓ) → state, as Floating's
 	g, h   []pareto
 	stats  ExactStats
+	cut    *cutoff // nil: every value kept
 }
 
 // NewFloatingExact fills the exact C_FL tables for budgets up to budget bytes (a^0
@@ -355,85 +374,135 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 		}
 	}
 	f.g, f.h = make([]pareto, k), make([]pareto, k)
-	cp := newCaps(opt)
-	x := make([]pareto, n+1) // X(t', ·) for the current (r, ℓ)
-	var env envelope
-	var ar arena
-	bc := f.bc
-	cut := newCutoff(bc, opt.Cutoff)
-	for l := 1; l <= n; l++ {
-		for r := l; r >= 1; r-- {
-			// X(t', m) = min_{r < s' ≤ t'} Σ_{j=r}^{s'-1} u_f^j + G(s', t', ℓ, m − ω_a^{s'-1}),
-			// for m ≥ the split's forward peak with δ^ℓ.
-			for t2 := r + 1; t2 <= l; t2++ {
-				env.start(f.avail)
-				var fwd int64
-				pre := 0.0
-				for s2 := r + 1; s2 <= t2; s2++ {
-					fwd = bc.splitPeak(r, s2, fwd)
-					pre += bc.uf[s2-1]
-					need := bc.d[l] + fwd
-					if need > f.avail {
-						break
-					}
-					env.add(pre, f.row(f.g, s2, t2, l), bc.a[s2-1], nil, need, int32(s2), false)
-				}
-				x[t2] = ar.keep(&env.cur)
-			}
-			for t := r; t <= l; t++ {
-				env.start(f.avail)
-				if t == r {
-					need := max(bc.d[l]+bc.abar[r]+bc.of[r], bc.d[r]+bc.abar[r]+bc.d[r-1]+bc.ob[r])
-					base := bc.uf[r] + bc.ub[r]
-					if l == r {
-						if need <= f.avail {
-							env.cur.push(need, base, 0)
-						}
-					} else {
-						env.add(base, f.row(f.g, r+1, r+1, l), bc.abar[r], nil, need, 0, false)
-					}
-				}
-				for t2 := t + 1; t2 <= l; t2++ {
-					env.add(0, &x[t2], 0, f.row(f.g, r, t, t2-1), 0, int32(t2), true)
-				}
-				if cut != nil {
-					env.cur.truncate(cut.limit(r, t, l))
-				}
-				if err := cp.check(&env.cur, r, t, l); err != nil {
-					return nil, err
-				}
-				f.h[f.idx[f.key(r, t, l)]] = ar.keep(&env.cur)
-			}
-			for t := r; t <= l; t++ {
-				s := r
-				env.start(f.avail)
-				env.add(0, f.row(f.h, s, t, l), 0, nil, 0, int32(s), false)
-				// Float the (plain) checkpoint from s-1 to r2-1, s < r2 ≤ t.
-				pre := 0.0
-				var moves int64
-				for r2 := s + 1; r2 <= t; r2++ {
-					j := r2 - 1
-					moves = max(moves, bc.d[l]+bc.a[j-1]+bc.a[j]+bc.of[j])
-					pre += bc.uf[j]
-					if bc.a[r2-1] < bc.a[s-1] {
-						continue // Cor. 4.5: a checkpoint only floats to a larger or equal size
-					}
-					shift := bc.a[r2-1] - bc.a[s-1]
-					env.add(pre, f.row(f.h, r2, t, l), shift, nil, max(moves-bc.a[s-1], shift, 0), int32(r2), false)
-				}
-				if cut != nil {
-					env.cur.truncate(cut.limit(s, t, l))
-				}
-				if err := cp.check(&env.cur, s, t, l); err != nil {
-					return nil, err
-				}
-				f.g[f.idx[f.key(s, t, l)]] = ar.keep(&env.cur)
+	f.cut = newCutoff(f.bc.uf, f.bc.ub, opt.Cutoff)
+	// Cell (r, ℓ) fills X(r, ·, ℓ), H(r, ·, ℓ) and G(r, ·, ℓ): it reads G(s', ·, ℓ) for s' > r
+	// (cells (s', ℓ)), H(r', ·, ℓ) for r' ≥ r, and G(r, ·, ℓ') for ℓ' < ℓ (cells (r, ℓ')) —
+	// the dependencies of C_MP's rows, so the same wavefront runs the cells on all cores.
+	workers := max(1, min(runtime.GOMAXPROCS(0), n))
+	ws := make([]floatingWorker, workers)
+	for w := range ws {
+		ws[w] = floatingWorker{cp: newCaps(opt), x: make([]pareto, n+1)}
+	}
+	wavefront(n, workers, func(w, r, l int) bool {
+		ws[w].err = f.fillCell(&ws[w], r, l)
+		return ws[w].err == nil
+	})
+	var st ExactStats
+	for w := range ws {
+		if ws[w].err != nil {
+			return nil, ws[w].err
+		}
+		c := ws[w].cp.stats
+		st.Frontiers += c.Frontiers
+		st.Breakpoints += c.Breakpoints
+		st.MaxBreakpoints = max(st.MaxBreakpoints, c.MaxBreakpoints)
+	}
+	if total := ws[0].cp.total; st.Breakpoints > total {
+		return nil, &BreakpointError{Count: st.Breakpoints, Cap: total, Total: true}
+	}
+	st.Top = len(f.row(f.g, 1, 1, n).mem)
+	f.stats = st
+	return f, nil
+}
+
+// floatingWorker is one core's scratch space for FloatingExact's cells.
+type floatingWorker struct {
+	env envelope
+	ar  arena
+	xar arena // X's breakpoints, needed only within a cell
+	cp  *caps
+	x   []pareto // X(t', ·) for the current (r, ℓ)
+	err error
+}
+
+// fillCell fills X(r, ·, ℓ), then H(r, t, ℓ) and G(r, t, ℓ) for r ≤ t ≤ ℓ.
+func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
+	bc, cut, env, ar, x := f.bc, f.cut, &wk.env, &wk.ar, wk.x
+	wk.xar.reset()
+	// X(t', m) = min_{r < s' ≤ t'} Σ_{j=r}^{s'-1} u_f^j + G(s', t', ℓ, m − ω_a^{s'-1}),
+	// for m ≥ the split's forward peak with δ^ℓ.
+	for t2 := r + 1; t2 <= l; t2++ {
+		// X(t2) is only read by H(r, t, ℓ), t < t2, next to G(r, t, t2−1).
+		lim := math.Inf(1)
+		if cut != nil {
+			lim = math.Inf(-1)
+			for t := r; t < t2; t++ {
+				lim = max(lim, cut.limit(r, t, l)-f.row(f.g, r, t, t2-1).least())
 			}
 		}
+		env.startUnder(f.avail, lim)
+		var fwd int64
+		pre := 0.0
+		for s2 := r + 1; s2 <= t2; s2++ {
+			fwd = bc.splitPeak(r, s2, fwd)
+			pre += bc.uf[s2-1]
+			need := bc.d[l] + fwd
+			if need > f.avail {
+				break
+			}
+			env.add(pre, f.row(f.g, s2, t2, l), bc.a[s2-1], nil, need, int32(s2), false)
+		}
+		x[t2] = wk.xar.keep(&env.cur)
 	}
-	cp.stats.Top = len(f.row(f.g, 1, 1, n).mem)
-	f.stats = cp.stats
-	return f, nil
+	for t := r; t <= l; t++ {
+		startCell(env, f.avail, cut, r, t, l)
+		if t == r {
+			need := max(bc.d[l]+bc.abar[r]+bc.of[r], bc.d[r]+bc.abar[r]+bc.d[r-1]+bc.ob[r])
+			base := bc.uf[r] + bc.ub[r]
+			if l == r {
+				if need <= f.avail {
+					env.cur.push(need, base, 0)
+				}
+			} else {
+				env.add(base, f.row(f.g, r+1, r+1, l), bc.abar[r], nil, need, 0, false)
+			}
+		}
+		for t2 := t + 1; t2 <= l; t2++ {
+			env.add(0, &x[t2], 0, f.row(f.g, r, t, t2-1), 0, int32(t2), true)
+		}
+		if cut != nil {
+			env.cur.truncate(cut.limit(r, t, l))
+		}
+		if err := wk.cp.check(&env.cur, r, t, l); err != nil {
+			return err
+		}
+		f.h[f.idx[f.key(r, t, l)]] = ar.keep(&env.cur)
+	}
+	for t := r; t <= l; t++ {
+		s := r
+		startCell(env, f.avail, cut, s, t, l)
+		env.add(0, f.row(f.h, s, t, l), 0, nil, 0, int32(s), false)
+		// Float the (plain) checkpoint from s-1 to r2-1, s < r2 ≤ t.
+		pre := 0.0
+		var moves int64
+		for r2 := s + 1; r2 <= t; r2++ {
+			j := r2 - 1
+			moves = max(moves, bc.d[l]+bc.a[j-1]+bc.a[j]+bc.of[j])
+			pre += bc.uf[j]
+			if bc.a[r2-1] < bc.a[s-1] {
+				continue // Cor. 4.5: a checkpoint only floats to a larger or equal size
+			}
+			shift := bc.a[r2-1] - bc.a[s-1]
+			env.add(pre, f.row(f.h, r2, t, l), shift, nil, max(moves-bc.a[s-1], shift, 0), int32(r2), false)
+		}
+		if cut != nil {
+			env.cur.truncate(cut.limit(s, t, l))
+		}
+		if err := wk.cp.check(&env.cur, s, t, l); err != nil {
+			return err
+		}
+		f.g[f.idx[f.key(s, t, l)]] = ar.keep(&env.cur)
+	}
+	return nil
+}
+
+// startCell starts env for state (s, t, ℓ), under the cutoff's limit when there is one.
+func startCell(env *envelope, avail int64, cut *cutoff, s, t, l int) {
+	if cut != nil {
+		env.startUnder(avail, cut.limit(s, t, l))
+	} else {
+		env.start(avail)
+	}
 }
 
 func (f *FloatingExact) key(s, t, l int) int { return (s*(f.n+1)+t)*(f.n+1) + l }

@@ -197,3 +197,30 @@ func TestExactInsideBracketResNet50(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, all.Makespan, top.Makespan, 1e-12)
 }
+
+// TestFloatingExactParallelMatchesSequential: C_FL's cells on several cores build exactly the
+// frontiers of one core, whole and pruned by a cutoff (run under -race for the
+// synchronization).
+func TestFloatingExactParallelMatchesSequential(t *testing.T) {
+	c := benchChain(24)
+	budget := verify.MinBudget(c) * 2
+	cut := 0.0
+	for range 2 {
+		prev := runtime.GOMAXPROCS(1)
+		seq, err := NewFloatingExact(c, budget, ExactOptions{Cutoff: cut})
+		runtime.GOMAXPROCS(max(prev, 4))
+		require.NoError(t, err)
+		par, err := NewFloatingExact(c, budget, ExactOptions{Cutoff: cut})
+		runtime.GOMAXPROCS(prev)
+		require.NoError(t, err)
+		require.Equal(t, seq.g, par.g)
+		require.Equal(t, seq.h, par.h)
+		assert.Equal(t, seq.Stats(), par.Stats())
+		res, err := par.Solve(budget)
+		require.NoError(t, err)
+		require.True(t, res.Feasible)
+		if cut == 0 {
+			cut = res.Makespan * 1.001
+		}
+	}
+}
