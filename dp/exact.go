@@ -133,6 +133,10 @@ type PersistentExact struct {
 	stats  ExactStats
 	rec    recurrence
 	cut    *cutoff // nil: every value kept
+	// fam[k] holds S_k(t, ℓ) at t*(n+1)+ℓ for each source k (collapsed tables only; nil for
+	// a source without its table); isSource[k] says that some later ω_a^j (j < n) is larger.
+	fam      [][]pareto
+	isSource []bool
 }
 
 // recurrence selects the variant of the C_MP recurrence a table fills.
@@ -170,6 +174,7 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, rec 
 	}
 	if rec == collapsed {
 		p.bc.fillMinDelta()
+		p.initSources()
 	}
 	p.cut = newCutoff(p.bc.uf, p.bc.ub, opt.Cutoff)
 	p.rows = make([]pareto, n*(n+1)/2)
@@ -193,19 +198,24 @@ func (p *PersistentExact) fill(opt ExactOptions, have func(s, t int) bool) error
 		cps[w] = newCaps(opt)
 	}
 	wavefront(n, workers, func(w, s, t int) bool {
-		if have != nil && have(s, t) {
-			return true
-		}
 		env := &envs[w]
-		p.fillRow(env, s, t)
-		if p.cut != nil {
-			env.cur.truncate(p.cut.limit(s, s, t))
+		if have == nil || !have(s, t) {
+			p.fillRow(env, s, t)
+			if p.cut != nil {
+				env.cur.truncate(p.cut.limit(s, s, t))
+			}
+			if err := cps[w].check(&env.cur, s, t, 0); err != nil {
+				errs[w] = err
+				return false
+			}
+			p.rows[p.rowOf(s, t)] = ars[w].keep(&env.cur)
 		}
-		if err := cps[w].check(&env.cur, s, t, 0); err != nil {
-			errs[w] = err
-			return false
+		if p.fam != nil && s >= 2 && p.fam[s-1] != nil {
+			if err := p.fillSources(env, &ars[w], cps[w], s-1, t); err != nil {
+				errs[w] = err
+				return false
+			}
 		}
-		p.rows[p.rowOf(s, t)] = ars[w].keep(&env.cur)
 		return true
 	})
 	var st ExactStats

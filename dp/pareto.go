@@ -53,6 +53,7 @@ type envelope struct {
 	// lim: values above it are not needed (a cutoff's limit; +∞ when none), so a candidate
 	// starts where it may come under it.
 	lim float64
+	src []sourcePart // scratch of the collapsed tables' splitsFrom
 }
 
 func (e *envelope) start(hi int64) { e.startUnder(hi, math.Inf(1)) }
