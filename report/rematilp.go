@@ -112,7 +112,8 @@ func rematILP(ctx context.Context, in Input, lr *LeverReport, start schedule.Seq
 	return nil
 }
 
-// bracketClosed reports whether an exact bound already meets the best feasible row.
+// bracketClosed reports whether a bound already meets the best feasible row (the optimum is
+// then proven, whatever certifies the bound), or an exact one proves that nothing fits.
 func bracketClosed(lr *LeverReport) bool {
 	best := math.Inf(1)
 	for _, r := range lr.Rows {
@@ -121,7 +122,7 @@ func bracketClosed(lr *LeverReport) bool {
 		}
 	}
 	for _, b := range lr.Bounds {
-		if b.Exact && !b.Infeasible && best <= b.Value*(1+1e-9) {
+		if !b.Infeasible && best <= b.Value*(1+1e-9) {
 			return true
 		}
 		if b.Exact && b.Infeasible {
