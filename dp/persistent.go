@@ -209,15 +209,7 @@ func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi in
 				b0 = b1
 				continue
 			}
-			// Re-sliced to one length so the compiler drops the bounds checks of the hot loop.
-			as, bs, os, gs := A[b0-off:b1-off], B[b0:b1], out[b0:b1], arg[b0:b1]
-			bs, os, gs = bs[:len(as)], os[:len(as)], gs[:len(as)]
-			for i, x := range as {
-				if v := pre + x + bs[i]; v < os[i] {
-					os[i] = v
-					gs[i] = id
-				}
-			}
+			minPlus(pre, A[b0-off:b1-off], B[b0:b1], out[b0:b1], arg[b0:b1], id)
 			b0 = b1
 		}
 	}
