@@ -84,6 +84,9 @@ func ReadChain(rd io.Reader, source string) (*Chain, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, r.fail("", "", "trailing data after the JSON object (at byte %d)", dec.InputOffset())
 	}
+	if err := r.format(doc, FormatV1); err != nil {
+		return nil, err
+	}
 	top, err := r.object(doc, "", topFields)
 	if err != nil {
 		return nil, err
@@ -151,7 +154,7 @@ func (r *reader) units(top map[string]any) error {
 		return err
 	} else if m != "" {
 		if r.memUnit, ok = memoryUnits[m]; !ok {
-			return r.fail("units.memory", strconv.Quote(m), "unknown memory unit (want B, KB, MB, GB, KiB, MiB or GiB)")
+			return r.fail("units.memory", strconv.Quote(m), "unknown memory unit (want %s)", memoryUnitList())
 		}
 	}
 	if t, err := r.str(u, "time", "units"); err != nil {
@@ -198,6 +201,17 @@ func (r *reader) stage(obj map[string]any, path string) (Stage, error) {
 		return s, r.fail(join(path, "abar"), fmtNumber(obj["abar"]), "is smaller than a (%s): ā includes a (SPEC §1)", fmtNumber(obj["a"]))
 	}
 	return s, nil
+}
+
+// format rejects a document whose "format" names another format (a graph given for a chain,
+// or the reverse) before its fields are checked, so that the error names the format rather
+// than the first field the other format does not know.
+func (r *reader) format(doc any, want string) error {
+	obj, _ := doc.(map[string]any)
+	if f, ok := obj["format"].(string); ok && f != want {
+		return r.fail("format", strconv.Quote(f), "unknown format (want %q)", want)
+	}
+	return nil
 }
 
 // object checks that v is a JSON object with only known fields and every required one.

@@ -32,19 +32,12 @@ type ActOptions struct {
 var actAlgos = leveract.Names(0)
 
 func (o *ActOptions) problem() (*act.Problem, error) {
-	if o.ChainFile == "" || o.Mem == "" {
-		return nil, usageErrorf("--chain and --mem are required")
-	}
-	mem, err := sizeFlag("--mem", o.Mem)
+	mem, beta, err := o.parse()
 	if err != nil {
 		return nil, err
 	}
-	beta, err := rateFlag("--bandwidth", o.Bandwidth)
-	if err != nil {
+	if err := checkSlots(o.Slots); err != nil {
 		return nil, err
-	}
-	if o.Slots < 0 {
-		return nil, usageErrorf("--slots: %d must be positive", o.Slots)
 	}
 	c, err := instances.LoadChain(o.ChainFile)
 	if err != nil {
@@ -221,6 +214,19 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	return rep, nil
 }
 
+// noSchedule says what a result without a schedule means: "infeasible" only where the exact
+// search proved it; a search stopped by its node limit found none, and a heuristic's failure
+// proves nothing.
+func noSchedule(r ActResult) string {
+	switch r.Status {
+	case hact.Optimal.String():
+		return "infeasible"
+	case "":
+		return "no schedule"
+	}
+	return "none found"
+}
+
 func fmtTime(x float64) string {
 	if math.IsInf(x, 1) {
 		return "infeasible"
@@ -255,12 +261,22 @@ func newOffloadActCmd(io *IO) *cobra.Command {
 builds a schedule with GREEDY (001 §4.2), DYNPROG (001 §5.3), VDNN (001 §6.1) or the exact search
 (small chains), validated by verify/timed, next to the certified bounds
 LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs/act-offload.md).
+A row without a schedule says "infeasible" only where the exact search proved it; "none found"
+when the search stopped at --max-nodes (its status in brackets), "no schedule" for a heuristic.
 Algorithms:
 ` + actAlgoHelp(),
+		Example: `  memsched gen zoo resnet --depth 50 --batch 32 -o r50.json
+  memsched offload-act --chain r50.json --mem 3GiB --bandwidth 12.2GB/s            # every algorithm, every bound
+  memsched offload-act --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --algo dynprog --slots 2000
+  memsched offload-act --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --algo greedy --json > a.json
+  memsched verify --problem act-offload --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --schedule a.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Algo != "all" && !contains(actAlgos, o.Algo) {
 				return usageErrorf("--algo: unknown %q (want %s or all)", o.Algo, strings.Join(actAlgos, ", "))
+			}
+			if o.MaxNodes < 1 {
+				return usageErrorf("--max-nodes must be at least 1, got %d", o.MaxNodes)
 			}
 			p, err := o.problem()
 			if err != nil {
@@ -274,8 +290,8 @@ Algorithms:
 				return io.PrintJSON(rep)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "chain\tL = %d, M_GPU %s, M_peak %s, min %s, β %.4g B/s, compute %s\n", rep.L,
-				instances.FormatSize(rep.MGPU), instances.FormatSize(rep.MPeak), instances.FormatSize(rep.MinMemory), rep.Beta, fmtTime(rep.Compute))
+			fmt.Fprintf(w, "chain\tL = %d, M_GPU %s, M_peak %s, min %s, β %s, compute %s\n", rep.L,
+				instances.FormatSize(rep.MGPU), instances.FormatSize(rep.MPeak), instances.FormatSize(rep.MinMemory), formatRate(rep.Beta), fmtTime(rep.Compute))
 			printActBounds(w, rep.LowerBounds)
 			results := rep.Results
 			if results == nil {
@@ -283,17 +299,17 @@ Algorithms:
 			}
 			fmt.Fprintln(w, "algorithm\tmakespan\tratio\toffloaded\tpeak\tverified")
 			for _, r := range results {
+				name := r.Algo
+				if r.Status != "" {
+					name += " (" + r.Status + ")"
+				}
 				if !r.Feasible {
-					fmt.Fprintf(w, "%s\tinfeasible\t-\t-\t-\t-\n", r.Algo)
+					fmt.Fprintf(w, "%s\t%s\t-\t-\t-\t-\n", name, noSchedule(r))
 					continue
 				}
 				ratio := "-"
 				if r.Ratio != nil {
-					ratio = fmt.Sprintf("%.4f", *r.Ratio)
-				}
-				name := r.Algo
-				if r.Status != "" {
-					name += " (" + r.Status + ")"
+					ratio = formatRatio(*r.Ratio, 4)
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%d (%s)\t%s\t%v\n", name, fmtTime(*r.Makespan), ratio, len(r.Offloaded),
 					instances.FormatSize(r.Bytes), instances.FormatSize(r.PeakMemory), r.Verified)
@@ -328,7 +344,7 @@ func runActBound(io *IO, w *WeightsOptions, slots int, exact bool) error {
 		}{"act-offload", b.Best, b})
 	}
 	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "problem\tact-offload (L = %d, M_GPU %s, M_peak %s)\n", p.L(), instances.FormatSize(p.MGPU), instances.FormatSize(p.Peak()))
+	fmt.Fprintf(tw, "problem\tact-offload (L = %d, M_GPU %s, M_peak %s, β %s)\n", p.L(), instances.FormatSize(p.MGPU), instances.FormatSize(p.Peak()), formatRate(p.Beta))
 	printActBounds(tw, b)
 	fmt.Fprintf(tw, "lower bound\t%s\n", fmtTime(float64(b.Best)))
 	return tw.Flush()
@@ -340,7 +356,7 @@ func writeActInstance(io *IO, g *GenOptions, p *act.Problem, target float64, nam
 	c := p.ToChain(fmt.Sprintf("%s M_GPU=%dB beta=%gB/s T=%gs", name, p.MGPU, p.Beta, target))
 	fmt.Fprintf(io.ErrOut, "memsched: %s: M_GPU = %d B (--mem %dB), β = %g B/s (--bandwidth %gB/s), T = %g s\n",
 		name, p.MGPU, p.MGPU, p.Beta, p.Beta, target)
-	return writeChain(c, g, io)
+	return writeChain(c, g, io, &GenReport{Mem: p.MGPU, Bandwidth: p.Beta, Target: target})
 }
 
 func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
@@ -348,11 +364,13 @@ func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
 	three := &cobra.Command{
 		Use:   "act-3partition --values 6,7,6,7,6,8",
 		Short: "001 Thm 1: the activation-offloading instance of a 3-partition instance (M_GPU = mV, β = V, T = 2m)",
-		Args:  cobra.NoArgs,
+		Example: `  memsched gen act-3partition --values 6,7,6,7,6,8 -o a3p.json   # --mem 40B --bandwidth 20B/s, T = 4 s on stderr
+  memsched offload-act --chain a3p.json --mem 40B --bandwidth 20B/s --algo exact`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, target, err := reduce.ActThreePartition(v3)
 			if err != nil {
-				return &UsageError{err}
+				return genValues(err)
 			}
 			return writeActInstance(io, g, p, target, "act 3-partition")
 		},
@@ -361,11 +379,13 @@ func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
 	two := &cobra.Command{
 		Use:   "act-2partition --values 3,1,1,2,2,1",
 		Short: "001 Thm 3: the interruptible activation-offloading instance of a 2-partition instance (M_GPU = 2V, β = V, T = 2)",
-		Args:  cobra.NoArgs,
+		Example: `  memsched gen act-2partition --values 3,1,1,2,2,1 -o a2p.json   # --mem 10B --bandwidth 5B/s, T = 2 s on stderr
+  memsched bound --problem act-offload --chain a2p.json --mem 10B --bandwidth 5B/s --exact`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, target, err := reduce.ActTwoPartition(v2)
 			if err != nil {
-				return &UsageError{err}
+				return genValues(err)
 			}
 			return writeActInstance(io, g, p, target, "act 2-partition")
 		},

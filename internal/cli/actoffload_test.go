@@ -95,3 +95,30 @@ func TestOffloadActCLIErrors(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, `"interruptible": 2`)
 }
+
+// TestOffloadActNoScheduleWords (issue 18): a search stopped by --max-nodes printed
+// "infeasible" where its JSON said node-limit. Now "infeasible" is said only where the exact
+// search proved it, "none found" with the status when it stopped, "no schedule" for a
+// heuristic; --max-nodes below 1 is refused.
+func TestOffloadActNoScheduleWords(t *testing.T) {
+	a2 := filepath.Join("testdata", "a2.json") // M_peak 50 B, min 40 B, one transfer of 1 s at 10 B/s
+	code, out, stderr := run(t, "offload-act", "--chain", a2, "--mem", "40B", "--bandwidth", "10B/s", "--algo", "exact", "--max-nodes", "1")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `exact \(node-limit\)\s+none found`, out)
+	assert.NotContains(t, out, "infeasible")
+	code, out, _ = run(t, "offload-act", "--chain", a2, "--mem", "40B", "--bandwidth", "10B/s", "--algo", "exact", "--max-nodes", "1", "--json")
+	require.Equal(t, 0, code)
+	var rep ActReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "node-limit", rep.Status)
+	assert.False(t, rep.Feasible)
+
+	code, out, stderr = run(t, "offload-act", "--chain", a2, "--mem", "30B", "--bandwidth", "10B/s")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `exact \(optimal\)\s+infeasible`, out, "below the minimum memory the exact search proves it")
+	assert.Regexp(t, `greedy\s+no schedule`, out)
+
+	code, _, stderr = run(t, "offload-act", "--chain", a2, "--mem", "40B", "--bandwidth", "10B/s", "--max-nodes", "0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--max-nodes")
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -44,11 +43,17 @@ relaxation (C_FL with sizes rounded down), a MILP with status and gap, or a rela
 When an exact bound is out of reach (e.g. C_FL beyond 200 stages) the strongest bound within
 reach is used and the report says so.
 
-Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all),
-act-offload (activation offloading, 001: none, greedy, vdnn, exact; needs --bandwidth),
+Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all, ilp),
+act-offload (activation offloading, 001: none, greedy, dynprog, vdnn, exact; needs --bandwidth),
 weight-offload (002: greedy, greedy-nodiscount, greedy-reserve, l2l, milp-guided; needs
 --bandwidth and weights in the chain). A lever whose data is missing is skipped with a
-one-line reason.`,
+one-line reason; memsched assumes no bandwidth.
+
+What --mem covers is each lever's model: remat and act-offload count activations and
+temporaries, not the weights (a note says how much the chain's weights take);
+weight-offload's M_GPU holds weights and activations. With --weights-resident, --mem is the
+whole GPU: remat and act-offload get it minus the weights, so the three levers compare on one
+GPU (docs/certify.md).`,
 		Example: `  memsched certify                                   # built-in toy chain at 90 MiB
   memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
   memsched certify --chain r101.json --mem 2GiB --bandwidth 12GB/s
@@ -58,8 +63,8 @@ one-line reason.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.ChainFile, "chain", "", "chain file (memsched.chain/v1); default: the built-in toy chain")
-	f.StringVar(&opts.Mem, "mem", "90MiB", "memory budget, everything included")
-	f.StringVar(&opts.Bandwidth, "bandwidth", "", "GPU–CPU link rate, each direction (e.g. 12GB/s); without it the offloading levers are skipped")
+	f.StringVar(&opts.Mem, "mem", "90MiB", "memory budget: activations and temporaries for remat and act-offload (weights excluded unless --weights-resident), M_GPU for weight-offload")
+	f.StringVar(&opts.Bandwidth, "bandwidth", "", bandwidthUsage+"; without it the offloading levers are skipped")
 	f.IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots of the dynamic programs")
 	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "cap on one sub-chain's frontier in the exact C_FL table (0: 65536); above it, slots")
 	f.BoolVar(&opts.WeightsResident, "weights-resident", false, "--mem is the whole GPU with the weights resident: remat and act-offload get it minus the chain's weights")
@@ -110,10 +115,14 @@ func checkSlots(slots int) error {
 	return nil
 }
 
+// maxTimeLimit bounds every --time-limit (a year, in seconds): far above any solve worth
+// waiting for, and far below the 292 years where a time.Duration overflows.
+const maxTimeLimit = 365 * 24 * 3600
+
 // checkTimeLimit is the one check of a --time-limit that must be positive.
 func checkTimeLimit(limit float64) error {
-	if !(limit > 0) || math.IsInf(limit, 0) {
-		return usageErrorf("--time-limit must be a positive number of seconds, got %g", limit)
+	if !(limit > 0) || limit > maxTimeLimit {
+		return usageErrorf("--time-limit must be a positive number of seconds up to %d (a year), got %g", maxTimeLimit, limit)
 	}
 	return nil
 }
@@ -192,7 +201,7 @@ func printCertify(rep *report.Report, io *IO) error {
 	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "chain:\t%s (%d stages)\nbudget:\t%s (%d B)\n", rep.Chain, rep.Stages, instances.FormatSize(rep.Budget), rep.Budget)
 	if rep.Bandwidth > 0 {
-		fmt.Fprintf(w, "bandwidth:\t%.4g GB/s\n", rep.Bandwidth/1e9)
+		fmt.Fprintf(w, "bandwidth:\t%s\n", formatRate(rep.Bandwidth))
 	}
 	w.Flush()
 	for _, name := range rep.Order {
@@ -211,7 +220,7 @@ func printCertify(rep *report.Report, io *IO) error {
 			}
 			ratio := "-"
 			if r.Ratio > 0 {
-				ratio = fmt.Sprintf("%.3f", r.Ratio)
+				ratio = formatRatio(r.Ratio, 3)
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Strategy, instances.FormatDuration(r.Makespan), instances.FormatSize(r.Peak), ratio, yesNo(r.Verified))
 		}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -17,8 +16,6 @@ import (
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/weightlb"
 	"github.com/memsched/memsched/model"
-	"github.com/memsched/memsched/model/lpfile"
-	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify/periodic"
 )
@@ -31,19 +28,27 @@ type WeightsOptions struct {
 func (o *WeightsOptions) flags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1) with weights (w) per stage")
 	cmd.Flags().StringVar(&o.Mem, "mem", "", "GPU memory M_GPU (e.g. 16GiB)")
-	cmd.Flags().StringVar(&o.Bandwidth, "bandwidth", "12GB/s", "link bandwidth β, each direction (e.g. 12GB/s)")
+	cmd.Flags().StringVar(&o.Bandwidth, "bandwidth", "", bandwidthUsage+"; required")
+}
+
+// parse checks the three flags, naming the first one missing or wrong.
+func (o *WeightsOptions) parse() (mem int64, beta float64, err error) {
+	switch {
+	case o.ChainFile == "":
+		return 0, 0, usageErrorf("--chain FILE is required")
+	case o.Mem == "":
+		return 0, 0, usageErrorf("--mem is required (e.g. --mem 16GiB)")
+	}
+	if mem, err = sizeFlag("--mem", o.Mem); err != nil {
+		return 0, 0, err
+	}
+	beta, err = bandwidthFlag(o.Bandwidth)
+	return mem, beta, err
 }
 
 // problem loads the chain and maps it to 002's model.
 func (o *WeightsOptions) problem() (*offload.Problem, error) {
-	if o.ChainFile == "" || o.Mem == "" {
-		return nil, usageErrorf("--chain and --mem are required")
-	}
-	mem, err := sizeFlag("--mem", o.Mem)
-	if err != nil {
-		return nil, err
-	}
-	beta, err := rateFlag("--bandwidth", o.Bandwidth)
+	mem, beta, err := o.parse()
 	if err != nil {
 		return nil, err
 	}
@@ -178,14 +183,15 @@ period of the steady state. Algorithms:
 Every schedule is checked by the periodic validator before it is printed.`,
 		Example: `  memsched gen zoo gpt2 --layers 36 --hidden 1280 --heads 20 --batch 8 -o gpt2.json
   memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s
-  memsched offload-weights --chain gpt2.json --mem 8GiB --algo all --bound --time-limit 30
-  memsched offload-weights --chain gpt2.json --mem 8GiB --json > w.json   # then: memsched verify`,
+  memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --algo all --bound --time-limit 30
+  memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --json > w.json   # then: memsched verify`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if withBound {
-				if err := checkTimeLimit(limit); err != nil {
-					return err
-				}
+			if err := checkTimeLimit(limit); err != nil {
+				return err
+			}
+			if _, err := boundSolvers(solver); err != nil {
+				return err
 			}
 			p, err := o.problem()
 			if err != nil {
@@ -206,7 +212,7 @@ Every schedule is checked by the periodic validator before it is printed.`,
 				return io.PrintJSON(rep)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "algorithm\t%s\nlayers\t%d\nM_GPU\t%s\nbandwidth\t%.4g GB/s\n", algo, p.L(), instances.FormatSize(p.MGPU), p.Beta/1e9)
+			fmt.Fprintf(w, "algorithm\t%s\nlayers\t%d\nM_GPU\t%s\nbandwidth\t%s\n", algo, p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
 			if !rep.Feasible {
 				fmt.Fprintf(w, "feasible\tno: %s\n", rep.Reason)
 				return w.Flush()
@@ -278,7 +284,7 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 		return io.PrintJSON(rep)
 	}
 	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "layers %d, M_GPU %s, bandwidth %.4g GB/s\n", p.L(), instances.FormatSize(p.MGPU), p.Beta/1e9)
+	fmt.Fprintf(w, "layers %d, M_GPU %s, bandwidth %s\n", p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
 	refName := "Σu"
 	fmt.Fprintf(w, "Σu (no idle)\t%s\n", instances.FormatDuration(rep.SumU))
 	if b := rep.Bound; b != nil {
@@ -298,7 +304,7 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 			fmt.Fprintf(w, "%s\t-\t-\t-\tno schedule: %s\n", r.Algorithm, r.Reason)
 			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%+.2f%%\tyes\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatDuration(r.Idle), 100*(r.Makespan/ref-1))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\tyes\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatDuration(r.Idle), formatPercent(100*(r.Makespan/ref-1)))
 	}
 	return w.Flush()
 }
@@ -393,7 +399,7 @@ on trust: one that says "infeasible" while a heuristic schedule validates, or a 
 schedule's period, is re-solved with safe settings and then with the other backend, and reported
 as solver-error with the evidence if the contradiction stays.`,
 		Example: `  memsched bound --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --time-limit 60
-  memsched bound --chain gpt2.json --mem 8GiB --solver lpsolve --json`,
+  memsched bound --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --solver lpsolve --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problem == "act-offload" {
@@ -403,6 +409,9 @@ as solver-error with the evidence if the contradiction stays.`,
 				return usageErrorf("bound: unknown --problem %q (want weight-offload or act-offload)", problem)
 			}
 			if err := checkTimeLimit(limit); err != nil {
+				return err
+			}
+			if _, err := boundSolvers(solver); err != nil {
 				return err
 			}
 			p, err := o.problem()
@@ -425,7 +434,7 @@ as solver-error with the evidence if the contradiction stays.`,
 				return f(*x)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "problem\t%s (%d layers, M_GPU %s)\n", problem, p.L(), instances.FormatSize(p.MGPU))
+			fmt.Fprintf(w, "problem\t%s (%d layers, M_GPU %s, β %s)\n", problem, p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
 			if !rep.Feasible {
 				fmt.Fprintf(w, "feasible\tno: %s\n", rep.CertifiedBy)
 				return w.Flush()
@@ -460,40 +469,21 @@ func newExportCmd(io *IO) *cobra.Command {
 		Use:   "export --problem weight-offload-lb --chain FILE --mem SIZE --format lp|mps -o FILE",
 		Short: "Write a memsched MILP as an .lp or .mps file for external solvers",
 		Long:  "export writes the model of `memsched bound`. Its units are chosen from the data and stated in the file's comment line\n`memsched units: memory=<bytes per unit> time=<seconds per unit>`: the objective times the time unit is the period in seconds.",
-		Example: `  memsched export --chain gpt2.json --mem 8GiB --format mps -o lb.mps
+		Example: `  memsched export --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --format mps -o lb.mps
   memsched solve lb.mps --time-limit 60          # or any external MILP solver`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problem != "weight-offload-lb" {
-				return usageErrorf("export: unknown --problem %q (want weight-offload-lb)", problem)
+				return usageErrorf("export: unknown --problem %q (want %s)", problem, strings.Join(exportProblems, " or "))
 			}
-			if format != "lp" && format != "mps" {
-				return usageErrorf("export: --format must be lp or mps, got %q", format)
+			if err := checkExportFlags(format, out); err != nil {
+				return err
 			}
-			if out == "" {
-				return usageErrorf("export: -o FILE is required")
-			}
-			_, m, err := o.lowerBoundModel()
+			p, m, err := o.lowerBoundModel()
 			if err != nil {
 				return err
 			}
-			f, err := os.Create(out)
-			if err != nil {
-				return &UsageError{err}
-			}
-			if format == "lp" {
-				err = lpfile.Write(f, m)
-			} else {
-				err = mpsfile.Write(f, m)
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(io.ErrOut, "memsched: wrote %s (%d variables, %d rows, %d nonzeros)\n", out, m.NumVars(), m.NumRows(), m.NumNonzeros())
-			return nil
+			return writeModelFile(io, problem, format, out, m, weightlb.Units(p))
 		},
 	}
 	o.flags(cmd)

@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -14,8 +14,6 @@ import (
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/checkmate"
 	"github.com/memsched/memsched/model"
-	"github.com/memsched/memsched/model/lpfile"
-	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/schedule"
 )
 
@@ -100,6 +98,11 @@ func newRematGraphCmd(io *IO) *cobra.Command {
 docs/graph-format.md) or on the graph of a chain (--chain). The incumbent is replayed by the graph
 simulator before it is printed; the status is the solver's (optimal only when proven), with its
 bound and the gap.`,
+		Example: `  memsched remat-graph --graph instances/testdata/graphs/diamond.json --mem 9MiB
+  memsched remat-graph --graph instances/testdata/graphs/diamond.json --mem 9MiB --algo ilp-lp --json
+  memsched gen zoo resnet --depth 18 --batch 8 -o r18.json
+  memsched remat-graph --chain r18.json --mem 300MiB --time-limit 30   # Checkmate's graph model of the chain, next to C_MP
+  memsched export --problem remat-ilp --graph g.json --mem 1GiB --format lp -o g.lp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRematGraph(o, io) },
 	}
@@ -117,8 +120,8 @@ func runRematGraph(o *RematGraphOptions, io *IO) error {
 	if o.Algo != "ilp" && o.Algo != "ilp-lp" {
 		return usageErrorf("remat-graph: unknown --algo %q (want ilp or ilp-lp)", o.Algo)
 	}
-	if o.TimeLimit <= 0 {
-		return usageErrorf("remat-graph: --time-limit must be positive, got %g", o.TimeLimit)
+	if err := checkTimeLimit(o.TimeLimit); err != nil {
+		return err
 	}
 	g, budget, err := o.graph()
 	if err != nil {
@@ -198,6 +201,9 @@ func newExportAllCmd(io *IO) *cobra.Command {
 	cmd.Flags().Lookup("problem").Usage = "weight-offload-lb|remat-ilp"
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		problem, _ := c.Flags().GetString("problem")
+		if !contains(exportProblems, problem) {
+			return usageErrorf("export: unknown --problem %q (want %s)", problem, strings.Join(exportProblems, " or "))
+		}
 		if problem != "remat-ilp" {
 			if graphFile != "" {
 				return usageErrorf("export: --graph needs --problem remat-ilp")
@@ -211,11 +217,8 @@ func newExportAllCmd(io *IO) *cobra.Command {
 		mem, _ := c.Flags().GetString("mem")
 		format, _ := c.Flags().GetString("format")
 		out, _ := c.Flags().GetString("output")
-		if format != "lp" && format != "mps" {
-			return usageErrorf("export: --format must be lp or mps, got %q", format)
-		}
-		if out == "" {
-			return usageErrorf("export: -o FILE is required")
+		if err := checkExportFlags(format, out); err != nil {
+			return err
 		}
 		if graphModel && chain == "" {
 			return usageErrorf("export: --graph-model needs --chain")
@@ -254,23 +257,7 @@ func newExportAllCmd(io *IO) *cobra.Command {
 			}
 			m, units = f.Model, f.Units
 		}
-		file, err := os.Create(out)
-		if err != nil {
-			return &UsageError{err}
-		}
-		if format == "lp" {
-			err = lpfile.Write(file, m)
-		} else {
-			err = mpsfile.Write(file, m)
-		}
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(io.ErrOut, "memsched: wrote %s (%d variables, %d rows, %d nonzeros; %s)\n", out, m.NumVars(), m.NumRows(), m.NumNonzeros(), units.Comment())
-		return nil
+		return writeModelFile(io, problem, format, out, m, units)
 	}
 	return cmd
 }
@@ -382,6 +369,11 @@ func newRematAllCmd(io *IO) *cobra.Command {
 		algo, _ := c.Flags().GetString("algo")
 		if algo != "ilp" && algo != "ilp-lp" {
 			return inner(c, args)
+		}
+		for _, f := range []string{"sequence", "frontier", "slots", "exact", "max-breakpoints", "free-delete"} {
+			if c.Flags().Changed(f) {
+				return usageErrorf("remat: --%s does not go with --algo %s (the dynamic programs' flag)", f, algo)
+			}
 		}
 		chain, _ := c.Flags().GetString("chain")
 		mem, _ := c.Flags().GetString("mem")

@@ -70,8 +70,8 @@ func runRematILP(o *RematILPOptions, io *IO) error {
 	if err != nil {
 		return err
 	}
-	if o.TimeLimit <= 0 {
-		return usageErrorf("remat: --time-limit must be positive, got %g", o.TimeLimit)
+	if err := checkTimeLimit(o.TimeLimit); err != nil {
+		return err
 	}
 	c, source, err := loadChain(o.ChainFile)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -67,8 +66,8 @@ Exit status: 0 valid, 1 invalid (the violation is printed), 2 unreadable input.`
   memsched verify --problem remat --mem 90MiB --schedule s.json
   echo "Fall^1 Fall^2 Fall^3 Fall^4 Fall^5 Fall^6 Fall^7 B^7 B^6 B^5 B^4 B^3 B^2 B^1" |
     memsched verify --problem remat --mem 90MiB --schedule -
-  memsched offload-weights --chain gpt2.json --mem 8GiB --json > w.json
-  memsched verify --problem weight-offload --chain gpt2.json --mem 8GiB --schedule w.json`,
+  memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --json > w.json
+  memsched verify --problem weight-offload --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --schedule w.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runVerify(o, io) },
 	}
@@ -76,7 +75,7 @@ Exit status: 0 valid, 1 invalid (the violation is printed), 2 unreadable input.`
 	f.StringVar(&o.Problem, "problem", "", "remat | act-offload | weight-offload")
 	f.StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1); default for remat: the built-in toy chain")
 	f.StringVar(&o.Mem, "mem", "", "memory budget (remat: everything included; weight-offload: M_GPU)")
-	f.StringVar(&o.Bandwidth, "bandwidth", "12GB/s", "offloading: link rate β (each direction for weights)")
+	f.StringVar(&o.Bandwidth, "bandwidth", "", "act-offload, weight-offload: link rate β, each direction (required; e.g. 12GB/s)")
 	f.StringVar(&o.Schedule, "schedule", "", "schedule file, - for stdin")
 	f.StringVar(&o.Format, "format", "auto", "auto | json | text")
 	return cmd
@@ -103,23 +102,14 @@ func runVerify(o *VerifyOptions, io *IO) error {
 	if o.Schedule == "" {
 		return usageErrorf("verify: --schedule FILE is required (- for stdin)")
 	}
-	var data []byte
-	if o.Schedule == "-" {
-		var buf bytes.Buffer
-		if _, err := buf.ReadFrom(io.In); err != nil {
-			return &UsageError{fmt.Errorf("--schedule: %w", err)}
-		}
-		data = buf.Bytes()
-	} else if data, err = os.ReadFile(o.Schedule); err != nil {
-		return &UsageError{fmt.Errorf("--schedule: %w", err)}
+	data, err := readInputFile("--schedule", o.Schedule, io.In)
+	if err != nil {
+		return err
 	}
-	format := o.Format
-	if format == "auto" {
-		format = "text"
-		if t := bytes.TrimSpace(data); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
-			format = "json"
-		}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return usageErrorf("--schedule %s: empty (no schedule)", o.Schedule)
 	}
+	format := scheduleFormat(o.Format, data)
 	rep := VerifyReport{Problem: o.Problem, Schedule: o.Schedule, Format: format, Budget: budget}
 	switch o.Problem {
 	case "remat":
@@ -177,7 +167,7 @@ func validator(problem string) string {
 
 // verifyActs reads a timed activation-offloading schedule and checks it.
 func verifyActs(o *VerifyOptions, data []byte, rep *VerifyReport) error {
-	beta, err := rateFlag("--bandwidth", o.Bandwidth)
+	beta, err := bandwidthFlag(o.Bandwidth)
 	if err != nil {
 		return err
 	}
@@ -232,25 +222,9 @@ func verifyRemat(o *VerifyOptions, data []byte, rep *VerifyReport) error {
 	if err != nil {
 		return err
 	}
-	var seq schedule.Sequence
-	if rep.Format == "json" {
-		var obj struct {
-			Sequence *schedule.Sequence `json:"sequence"`
-		}
-		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
-			err = json.Unmarshal(t, &seq)
-		} else if err = json.Unmarshal(data, &obj); err == nil {
-			if obj.Sequence == nil {
-				err = errors.New(`no "sequence" key (want memsched remat --json output or an array of operations)`)
-			} else {
-				seq = *obj.Sequence
-			}
-		}
-	} else {
-		seq, err = schedule.ParseSequenceText(bytes.NewReader(data))
-	}
+	seq, err := parseSequence("--schedule", o.Schedule, data, rep.Format)
 	if err != nil {
-		return usageErrorf("--schedule %s: %v", o.Schedule, err)
+		return err
 	}
 	sim, err := verify.Remat(c, seq, verify.RematOptions{})
 	var bad *verify.InvalidOpError
@@ -284,7 +258,7 @@ func verifyWeights(o *VerifyOptions, data []byte, rep *VerifyReport) error {
 	if o.ChainFile == "" {
 		return usageErrorf("verify: --chain is required for weight-offload")
 	}
-	beta, err := rateFlag("--bandwidth", o.Bandwidth)
+	beta, err := bandwidthFlag(o.Bandwidth)
 	if err != nil {
 		return err
 	}
