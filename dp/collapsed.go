@@ -255,15 +255,17 @@ func (p *PersistentExact) fillSources(env *envelope, ar *arena, cp *caps, k, l i
 	return nil
 }
 
-// maxSources is the most sources for which a collapsed table builds the S_k on a chain that
-// exact C_FL can take instead (MaxFloatingStages stages or fewer): each S_k has O(n²) states
-// of O(n) candidates, so with many sources (DenseNet: every layer of a dense block) P costs
-// as much as C_FL itself.
+// maxSources is the most sources for which a collapsed table builds the S_k: each S_k has
+// O(n²) states of O(n) candidates, so with many sources (DenseNet: every layer of a dense
+// block) P would cost as much as C_FL itself; maxSourceBytes caps the S_k's frontier headers
+// (72 B per state: 8 MiB per source on ResNet-1001, 72 MiB at 1000 stages).
 var maxSources = 16
 
+const maxSourceBytes = 512 << 20
+
 // initSources allocates S_k for every source k (some later ω_a^j, j < n, is larger) — unless
-// there are more than maxSources and C_FL is within reach: then none, and P charges every
-// such part its source's size (★).
+// there are more than maxSources, or their headers would take more than maxSourceBytes: then
+// none, and P charges every such part its source's size (★).
 func (p *PersistentExact) initSources() {
 	bc, n := p.bc, p.n
 	p.fam = make([][]pareto, n+1)
@@ -277,7 +279,7 @@ func (p *PersistentExact) initSources() {
 			p.isSource[k] = true
 		}
 	}
-	if len(src) > maxSources && n <= MaxFloatingStages {
+	if len(src) > maxSources || float64(len(src))*float64((n+1)*(n+1))*72 > maxSourceBytes {
 		return
 	}
 	for _, k := range src {

@@ -3,6 +3,7 @@ package dp
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -65,4 +66,24 @@ func TestCutoffKeepsTheOptimum(t *testing.T) {
 		}
 	}
 	require.Greater(t, fewer, 20, "the cutoff prunes")
+}
+
+// TestExactDeadline: a table whose deadline has passed stops with ErrDeadline instead of
+// running on (C_MP, C_FL collapsed, C_FL); a far deadline changes nothing.
+func TestExactDeadline(t *testing.T) {
+	c := benchChain(40)
+	b := verify.MinBudget(c) * 2
+	past := ExactOptions{Deadline: time.Now().Add(-time.Second)}
+	_, err := NewPersistentExact(c, b, past)
+	require.ErrorIs(t, err, ErrDeadline)
+	_, err = NewCollapsedExact(c, b, past)
+	require.ErrorIs(t, err, ErrDeadline)
+	_, err = NewFloatingExact(benchChain(20), 3*verify.MinBudget(benchChain(20)), past)
+	require.ErrorIs(t, err, ErrDeadline)
+	far := ExactOptions{Deadline: time.Now().Add(time.Hour)}
+	p, err := NewPersistentExact(c, b, far)
+	require.NoError(t, err)
+	q, err := NewPersistentExact(c, b, ExactOptions{})
+	require.NoError(t, err)
+	require.Equal(t, q.Frontier(), p.Frontier())
 }

@@ -1,9 +1,11 @@
 package dp
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"time"
 
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
@@ -30,7 +32,13 @@ type ExactOptions struct {
 	// then answers only that budget, and only where its makespan is ≤ Cutoff; Frontier is
 	// not the whole frontier.
 	Cutoff float64
+	// Deadline, when not zero, stops the fill at that time with ErrDeadline (a table cannot
+	// be used half-built; the caller falls back to another bound and says so).
+	Deadline time.Time
 }
+
+// ErrDeadline is returned by an exact table whose fill reached ExactOptions.Deadline.
+var ErrDeadline = errors.New("dp: exact: the table was not done at the time limit")
 
 // BreakpointError reports that an exact table outgrew its cap: the frontiers have too many
 // breakpoints for the exact algorithm, and the caller should use slots.
@@ -90,10 +98,11 @@ func (b *bytesChain) splitPeak(s, s2 int, prev int64) int64 {
 type caps struct {
 	row, total int
 	stats      ExactStats
+	deadline   time.Time
 }
 
 func newCaps(opt ExactOptions) *caps {
-	c := &caps{row: opt.MaxBreakpoints, total: opt.MaxTotal}
+	c := &caps{row: opt.MaxBreakpoints, total: opt.MaxTotal, deadline: opt.Deadline}
 	if c.row <= 0 {
 		c.row = DefaultMaxBreakpoints
 	}
@@ -113,6 +122,9 @@ func (c *caps) check(p *pareto, s, t, l int) error {
 	}
 	if c.stats.Breakpoints > c.total {
 		return &BreakpointError{Count: c.stats.Breakpoints, Cap: c.total, Total: true}
+	}
+	if !c.deadline.IsZero() && c.stats.Frontiers%64 == 0 && time.Now().After(c.deadline) {
+		return ErrDeadline
 	}
 	return nil
 }

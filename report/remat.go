@@ -353,7 +353,11 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, o RematB
 	}
 	n := c.Len()
 	ub := o.Cutoff
-	closed, err := collapsedBound(c, budget, maxBreakpoints, &ub, &res)
+	eopt := dp.ExactOptions{MaxBreakpoints: maxBreakpoints}
+	if limit > 0 {
+		eopt.Deadline = deadline
+	}
+	closed, err := collapsedBound(c, budget, eopt, &ub, &res)
 	if err != nil || closed {
 		return res, err
 	}
@@ -366,7 +370,8 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, o RematB
 		return res, nil
 	}
 	start := time.Now()
-	f, ferr := dp.NewFloatingExact(c, budget, dp.ExactOptions{MaxBreakpoints: maxBreakpoints, Cutoff: ub})
+	eopt.Cutoff = ub
+	f, ferr := dp.NewFloatingExact(c, budget, eopt)
 	if ferr == nil {
 		r, err := f.Solve(budget)
 		if err != nil {
@@ -381,8 +386,7 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, o RematB
 		res.Bounds = append(bounds, b)
 		return res, nil
 	}
-	var be *dp.BreakpointError
-	if !errors.As(ferr, &be) {
+	if !outOfReach(ferr) {
 		return res, ferr
 	}
 	notes = append(notes, fmt.Sprintf("bound: C_FL exact in bytes is out of reach (%v)", ferr))
@@ -462,9 +466,10 @@ const collapsedNote = "a relaxation of C_FL on C_MP's rows (docs/dp.md): at most
 // collapsed from its rows; it adds the bound (and a note when the tables are out of reach) to
 // res, exact C_MP's sequence to res.Persistent, and lowers *ub to its makespan. closed says
 // that C_FL collapsed meets exact C_MP: its sequence is then res.Optimal.
-func collapsedBound(c *instances.Chain, budget int64, maxBreakpoints int, ub *float64, res *RematBoundsResult) (closed bool, err error) {
+func collapsedBound(c *instances.Chain, budget int64, eopt dp.ExactOptions, ub *float64, res *RematBoundsResult) (closed bool, err error) {
 	start := time.Now()
-	pe, err := dp.NewPersistentExact(c, budget, dp.ExactOptions{MaxBreakpoints: maxBreakpoints, Cutoff: *ub})
+	eopt.Cutoff = *ub
+	pe, err := dp.NewPersistentExact(c, budget, eopt)
 	if err == nil {
 		var r dp.Result
 		if r, err = pe.Solve(budget); err != nil {
@@ -477,7 +482,8 @@ func collapsedBound(c *instances.Chain, budget int64, maxBreakpoints int, ub *fl
 				*ub = r.Makespan
 			}
 		}
-		if col, err = pe.Collapsed(dp.ExactOptions{MaxBreakpoints: maxBreakpoints, Cutoff: *ub}); err == nil {
+		eopt.Cutoff = *ub
+		if col, err = pe.Collapsed(eopt); err == nil {
 			v, ok := col.Bound(budget)
 			b := Bound{Name: "C_FL collapsed", Kind: DPRelaxation, Seconds: time.Since(start).Seconds(), Note: collapsedNote}
 			if ok {
@@ -496,12 +502,18 @@ func collapsedBound(c *instances.Chain, budget int64, maxBreakpoints int, ub *fl
 			return false, nil
 		}
 	}
-	var be *dp.BreakpointError
-	if !errors.As(err, &be) {
+	if !outOfReach(err) {
 		return false, err
 	}
 	res.Notes = append(res.Notes, fmt.Sprintf("bound: exact C_MP and C_FL collapsed are out of reach (%v)", err))
 	return false, nil
+}
+
+// outOfReach says whether an exact table stopped for its size or its deadline (a note and a
+// fallback), not for a bug.
+func outOfReach(err error) bool {
+	var be *dp.BreakpointError
+	return errors.As(err, &be) || errors.Is(err, dp.ErrDeadline)
 }
 
 // tableFreeRematBounds returns the remat bounds that need no DP table, for RematBounds and the
