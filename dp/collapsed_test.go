@@ -93,10 +93,13 @@ func TestCollapsedBelowOracle(t *testing.T) {
 }
 
 // TestCollapsedGiB: on GiB-scale random chains (up to 16 stages), P ≤ exact C_FL ≤ exact C_MP at
-// random budgets, P = C_MP under the persistence condition, and the frontier is a strictly
+// random budgets (on ≤ 8 stages also P ≤ the exhaustive optimum = exact C_FL, whole or pruned
+// by exact C_MP's makespan), P = C_MP under the persistence condition, and the frontier is a strictly
 // decreasing step function whose points agree with Bound.
 func TestCollapsedGiB(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 23))
+	oracled := 0
+	defer func() { t.Logf("%d GiB-scale (chain, budget) pairs against the exhaustive search", oracled) }()
 	for i := 0; i < 16; i++ {
 		c := instances.Random(r, instances.RandomParams{Stages: 3 + r.IntN(14), MaxSize: 1 << 30, MaxTime: 5e-3,
 			WithABar: true, WithOverheads: i%2 == 0, WithDelta: i%3 == 0})
@@ -132,6 +135,23 @@ func TestCollapsedGiB(t *testing.T) {
 			require.True(t, ex.Feasible, "the smallest feasible budget is feasible")
 			require.True(t, feasible)
 			require.LessOrEqual(t, lb, ex.Makespan*(1+1e-12), "chain %d budget %d", i, b)
+			if c.Len() <= 8 && k < 8 {
+				// GiB scale against the exhaustive search itself, and C_FL pruned by exact
+				// C_MP's makespan as certify builds it.
+				_, opt, ok, err := oracle.Remat(c, b, verify.RematOptions{})
+				require.NoError(t, err)
+				require.True(t, ok)
+				require.InDelta(t, opt, ex.Makespan, 1e-9*opt, "chain %d budget %d", i, b)
+				require.LessOrEqual(t, lb, opt*(1+1e-12), "chain %d budget %d", i, b)
+				if pg.Feasible {
+					cut, err := NewFloatingExact(c, b, ExactOptions{Cutoff: pg.Makespan})
+					require.NoError(t, err)
+					r, err := cut.Solve(b)
+					require.NoError(t, err)
+					require.InDelta(t, opt, r.Makespan, 1e-9*opt, "chain %d budget %d", i, b)
+				}
+				oracled++
+			}
 			if pg.Feasible {
 				require.LessOrEqual(t, ex.Makespan, pg.Makespan*(1+1e-12))
 			}
