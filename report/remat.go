@@ -18,12 +18,13 @@ import (
 )
 
 // Remat is the rematerialization lever (004's model, SPEC §1): strategies persistent (rotor's
-// C_MP), floating (C_FL, ≤ dp.MaxFloatingStages stages), revolve, sequential and store-all,
-// and ilp (the chain-exact MILP, with a backend and a time limit; see rematILP);
-// bounds, strongest first: the exhaustive search (≤ oracle.MaxStages stages, the optimum),
-// C_FL in exact mode (optimal by 004 Lemma 4.4), C_FL with sizes rounded down (a relaxation),
-// the smallest feasible budget (infeasibility), and Σ(u_f + u_b) (every stage run once, no
-// recomputation: a relaxation valid at any size).
+// C_MP; exact in bytes when its table is within reach), floating (C_FL, ≤ dp.MaxFloatingStages
+// stages), revolve, sequential and store-all, and ilp (the chain-exact MILP, with a backend and
+// a time limit; see rematILP); bounds, strongest first: the exhaustive search (≤
+// oracle.MaxStages stages, the optimum), C_FL in exact mode (optimal by 004 Lemma 4.4), C_FL
+// collapsed (≤ C_FL, any length; the optimum when exact C_MP meets it), C_FL with sizes rounded
+// down (a relaxation), the smallest feasible budget (infeasibility), and Σ(u_f + u_b) (every
+// stage run once, no recomputation: a relaxation valid at any size). See RematBounds.
 type Remat struct{}
 
 // Name returns "remat".
