@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/memsched/memsched/instances"
@@ -82,6 +83,11 @@ func (p *PersistentExact) Collapsed(opt ExactOptions) (*CollapsedExact, error) {
 	q := &PersistentExact{c: p.c, bc: newBytesChain(p.c), budget: p.budget, avail: p.avail, n: p.n, rec: collapsed}
 	if q.avail < 0 {
 		return &CollapsedExact{p: q}, nil
+	}
+	// The rows' headers are shared or new, so the fixed part is at most the table's own.
+	opt, err := memoryCaps(opt, fmt.Sprintf("exact C_FL collapsed on %d stages", q.n), persistentExactFixedBytes(p.c, collapsed))
+	if err != nil {
+		return nil, err
 	}
 	q.bc.fillMinDelta()
 	q.initSources()
@@ -263,23 +269,40 @@ var maxSources = 16
 
 const maxSourceBytes = 512 << 20
 
-// initSources allocates S_k for every source k (some later ω_a^j, j < n, is larger) — unless
-// there are more than maxSources, or their headers would take more than maxSourceBytes: then
-// none, and P charges every such part its source's size (★).
-func (p *PersistentExact) initSources() {
-	bc, n := p.bc, p.n
-	p.fam = make([][]pareto, n+1)
-	p.isSource = make([]bool, n+1)
+// sources returns the sources k of bc (some later ω_a^j, j < n, is larger), descending.
+func sources(bc *bytesChain) []int {
 	var src []int
 	top := int64(math.MinInt64) // max_{k<j<n} ω_a^j
-	for k := n - 2; k >= 1; k-- {
+	for k := bc.n - 2; k >= 1; k-- {
 		top = max(top, bc.a[k+1])
 		if top > bc.a[k] {
 			src = append(src, k)
-			p.isSource[k] = true
 		}
 	}
-	if len(src) > maxSources || float64(len(src))*float64((n+1)*(n+1))*72 > maxSourceBytes {
+	return src
+}
+
+// collapsedSources returns how many source tables S_k a collapsed table on bc builds: all
+// of them, or none when there are more than maxSources or their headers would take more than
+// maxSourceBytes (then P charges every such part its source's size, (★)).
+func collapsedSources(bc *bytesChain) int {
+	n, k := bc.n, len(sources(bc))
+	if k > maxSources || float64(k)*float64((n+1)*(n+1))*paretoBytes > maxSourceBytes {
+		return 0
+	}
+	return k
+}
+
+// initSources marks the sources and allocates their S_k (collapsedSources).
+func (p *PersistentExact) initSources() {
+	n := p.n
+	p.fam = make([][]pareto, n+1)
+	p.isSource = make([]bool, n+1)
+	src := sources(p.bc)
+	for _, k := range src {
+		p.isSource[k] = true
+	}
+	if collapsedSources(p.bc) == 0 {
 		return
 	}
 	for _, k := range src {

@@ -3,7 +3,6 @@ package dp
 import (
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -68,22 +67,27 @@ func TestCutoffKeepsTheOptimum(t *testing.T) {
 	require.Greater(t, fewer, 20, "the cutoff prunes")
 }
 
-// TestExactDeadline: a table whose deadline has passed stops with ErrDeadline instead of
-// running on (C_MP, C_FL collapsed, C_FL); a far deadline changes nothing.
-func TestExactDeadline(t *testing.T) {
+// TestCollapsedGuards: C_FL collapsed stops on a closed Stop channel (built alone or from a C_MP
+// table), and its fixed part — rows, δ minima, source tables — is refused above MaxMemory
+// before anything is allocated.
+func TestCollapsedGuards(t *testing.T) {
 	c := benchChain(40)
+	c.Stages[0].A, c.Stages[0].Delta = 1, 1 // a source at stage 1
 	b := verify.MinBudget(c) * 2
-	past := ExactOptions{Deadline: time.Now().Add(-time.Second)}
-	_, err := NewPersistentExact(c, b, past)
-	require.ErrorIs(t, err, ErrDeadline)
-	_, err = NewCollapsedExact(c, b, past)
-	require.ErrorIs(t, err, ErrDeadline)
-	_, err = NewFloatingExact(benchChain(20), 3*verify.MinBudget(benchChain(20)), past)
-	require.ErrorIs(t, err, ErrDeadline)
-	far := ExactOptions{Deadline: time.Now().Add(time.Hour)}
-	p, err := NewPersistentExact(c, b, far)
+	stop := make(chan struct{})
+	close(stop)
+	_, err := NewCollapsedExact(c, b, ExactOptions{Stop: stop})
+	require.ErrorIs(t, err, ErrStopped)
+	pe, err := NewPersistentExact(c, b, ExactOptions{})
 	require.NoError(t, err)
-	q, err := NewPersistentExact(c, b, ExactOptions{})
+	_, err = pe.Collapsed(ExactOptions{Stop: stop})
+	require.ErrorIs(t, err, ErrStopped)
+	fixed := persistentExactFixedBytes(c, collapsed)
+	require.Greater(t, fixed, persistentExactFixedBytes(c, cmp), "the δ minima and the source tables count")
+	_, err = NewCollapsedExact(c, b, ExactOptions{MaxMemory: fixed - 1})
+	var tl *TooLargeError
+	require.ErrorAs(t, err, &tl)
+	require.Contains(t, err.Error(), "exact C_FL collapsed on 40 stages")
+	_, err = NewCollapsedExact(c, b, ExactOptions{MaxMemory: fixed + 1<<20})
 	require.NoError(t, err)
-	require.Equal(t, q.Frontier(), p.Frontier())
 }

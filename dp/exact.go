@@ -1,11 +1,10 @@
 package dp
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
-	"time"
+	"sync/atomic"
 
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
@@ -32,13 +31,37 @@ type ExactOptions struct {
 	// then answers only that budget, and only where its makespan is ≤ Cutoff; Frontier is
 	// not the whole frontier.
 	Cutoff float64
-	// Deadline, when not zero, stops the fill at that time with ErrDeadline (a table cannot
-	// be used half-built; the caller falls back to another bound and says so).
-	Deadline time.Time
+	// MaxMemory caps the table's memory in bytes (0: DefaultMaxMemory): the fixed part (one
+	// frontier header per sub-chain, the state index) is checked before anything is allocated
+	// (*TooLargeError), and the breakpoints may fill the rest (a *BreakpointError past it).
+	MaxMemory int64
+	// Stop, when closed, stops the fill between rows: the constructor returns ErrStopped.
+	Stop <-chan struct{}
 }
 
-// ErrDeadline is returned by an exact table whose fill reached ExactOptions.Deadline.
-var ErrDeadline = errors.New("dp: exact: the table was not done at the time limit")
+// breakpointBytes is the memory of one stored breakpoint (int64 memory, float64 value, int32
+// argument), paretoBytes of one frontier's header (three slices).
+const (
+	breakpointBytes = 20
+	paretoBytes     = 72
+)
+
+// memoryCaps applies opt.MaxMemory to an exact table whose fixed part takes fixed bytes:
+// a *TooLargeError when the fixed part alone is above it, else opt with MaxTotal lowered to the
+// breakpoints the rest can hold.
+func memoryCaps(opt ExactOptions, table string, fixed int64) (ExactOptions, error) {
+	limit := memoryLimit(opt.MaxMemory)
+	if fixed > limit {
+		return opt, &TooLargeError{Table: table, Bytes: fixed, Limit: limit,
+			Hint: "use the slotted algorithm (without --exact) or raise --max-memory"}
+	}
+	total := opt.MaxTotal
+	if total <= 0 {
+		total = DefaultMaxTotal
+	}
+	opt.MaxTotal = int(min(int64(total), (limit-fixed)/breakpointBytes))
+	return opt, nil
+}
 
 // BreakpointError reports that an exact table outgrew its cap: the frontiers have too many
 // breakpoints for the exact algorithm, and the caller should use slots.
@@ -98,11 +121,13 @@ func (b *bytesChain) splitPeak(s, s2 int, prev int64) int64 {
 type caps struct {
 	row, total int
 	stats      ExactStats
-	deadline   time.Time
+	// shared, when set, counts the breakpoints of every worker filling the same table, so
+	// that the total cap holds for the table and not per worker.
+	shared *atomic.Int64
 }
 
 func newCaps(opt ExactOptions) *caps {
-	c := &caps{row: opt.MaxBreakpoints, total: opt.MaxTotal, deadline: opt.Deadline}
+	c := &caps{row: opt.MaxBreakpoints, total: opt.MaxTotal}
 	if c.row <= 0 {
 		c.row = DefaultMaxBreakpoints
 	}
@@ -120,11 +145,12 @@ func (c *caps) check(p *pareto, s, t, l int) error {
 	if n > c.row {
 		return &BreakpointError{S: s, T: t, L: l, Count: n, Cap: c.row}
 	}
-	if c.stats.Breakpoints > c.total {
-		return &BreakpointError{Count: c.stats.Breakpoints, Cap: c.total, Total: true}
+	total := c.stats.Breakpoints
+	if c.shared != nil {
+		total = int(c.shared.Add(int64(n)))
 	}
-	if !c.deadline.IsZero() && c.stats.Frontiers%64 == 0 && time.Now().After(c.deadline) {
-		return ErrDeadline
+	if total > c.total {
+		return &BreakpointError{Count: total, Cap: c.total, Total: true}
 	}
 	return nil
 }
@@ -153,6 +179,16 @@ type PersistentExact struct {
 
 // recurrence selects the variant of the C_MP recurrence a table fills.
 type recurrence uint8
+
+func (r recurrence) String() string {
+	switch r {
+	case adjoint:
+		return "revolve"
+	case collapsed:
+		return "C_FL collapsed"
+	}
+	return "C_MP"
+}
 
 const (
 	cmp       recurrence = iota // C_MP (004 Thm 4.8, SPEC §1's per-split check)
@@ -184,6 +220,10 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, rec 
 	if p.avail < 0 {
 		return p, nil
 	}
+	opt, err := memoryCaps(opt, fmt.Sprintf("exact %s on %d stages", rec, n), persistentExactFixedBytes(c, rec))
+	if err != nil {
+		return nil, err
+	}
 	if rec == collapsed {
 		p.bc.fillMinDelta()
 		p.initSources()
@@ -206,10 +246,16 @@ func (p *PersistentExact) fill(opt ExactOptions, have func(s, t int) bool) error
 	cps := make([]*caps, workers)
 	envs := make([]envelope, workers)
 	ars := make([]arena, workers)
+	var shared atomic.Int64
 	for w := range cps {
 		cps[w] = newCaps(opt)
+		cps[w].shared = &shared
 	}
 	wavefront(n, workers, func(w, s, t int) bool {
+		if stopped(opt.Stop) {
+			errs[w] = ErrStopped
+			return false
+		}
 		env := &envs[w]
 		if have == nil || !have(s, t) {
 			p.fillRow(env, s, t)
@@ -281,6 +327,21 @@ func (p *PersistentExact) fillRow(env *envelope, s, t int) {
 		}
 		env.add(pre, p.row(s2, t), bc.a[s2-1], p.row(s, s2-1), need, int32(s2), false)
 	}
+}
+
+// persistentExactFixedBytes is the memory of newPersistentExact's frontier headers for c (the
+// breakpoints come on top, within the caps) and, for C_FL collapsed, of its δ minima and its
+// source tables' headers (initSources); keep it next to the table.
+func persistentExactFixedBytes(c *instances.Chain, rec recurrence) int64 {
+	n := c.Len()
+	b := satMul(float64(n), float64(n+1), paretoBytes/2) + satMul(float64(n+1), 4)
+	if rec == collapsed {
+		b += satMul(float64(n+1), float64(n+1), 8)
+		if k := collapsedSources(newBytesChain(c)); k > 0 {
+			b += satMul(float64(k), float64(n+1), float64(n+1), paretoBytes)
+		}
+	}
+	return b
 }
 
 func (p *PersistentExact) rowOf(s, t int) int { return (s-1)*p.n - (s-1)*(s-2)/2 + (t - s) }
@@ -382,6 +443,10 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 	if f.avail < 0 {
 		return f, nil
 	}
+	opt, err := memoryCaps(opt, fmt.Sprintf("exact C_FL on %d stages", n), floatingExactFixedBytes(n))
+	if err != nil {
+		return nil, err
+	}
 	f.idx = make([]int32, (n+1)*(n+1)*(n+1))
 	k := int32(0)
 	for i := range f.idx {
@@ -402,10 +467,16 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 	// the dependencies of C_MP's rows, so the same wavefront runs the cells on all cores.
 	workers := max(1, min(runtime.GOMAXPROCS(0), n))
 	ws := make([]floatingWorker, workers)
+	var shared atomic.Int64
 	for w := range ws {
 		ws[w] = floatingWorker{cp: newCaps(opt), x: make([]pareto, n+1)}
+		ws[w].cp.shared = &shared
 	}
 	wavefront(n, workers, func(w, r, l int) bool {
+		if stopped(opt.Stop) {
+			ws[w].err = ErrStopped
+			return false
+		}
 		ws[w].err = f.fillCell(&ws[w], r, l)
 		return ws[w].err == nil
 	})
@@ -525,6 +596,14 @@ func startCell(env *envelope, avail int64, cut *cutoff, s, t, l int) {
 	} else {
 		env.start(avail)
 	}
+}
+
+// floatingExactFixedBytes is the memory of NewFloatingExact's state index and frontier headers
+// (G and H) for n stages, and of one X buffer per core; keep it next to the table.
+func floatingExactFixedBytes(n int) int64 {
+	states := float64(n) * float64(n+1) * float64(n+2) / 6
+	workers := float64(max(1, min(runtime.GOMAXPROCS(0), n)))
+	return satMul(float64(n+1), float64(n+1), float64(n+1), 4) + satMul(states, 2*paretoBytes) + satMul(workers, float64(n+1), paretoBytes)
 }
 
 func (f *FloatingExact) key(s, t, l int) int { return (s*(f.n+1)+t)*(f.n+1) + l }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
@@ -71,6 +72,15 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	if n > math.MaxInt16 {
 		return nil, fmt.Errorf("dp: %d stages is too many (at most %d)", n, math.MaxInt16)
 	}
+	if b, limit := persistentBytes(n, m), memoryLimit(opt.MaxMemory); b > limit {
+		name := "C_MP (persistent)"
+		if adjoint {
+			name = "revolve"
+		}
+		k := slotsWithin(m, limit, func(k int) int64 { return persistentBytes(n, k) })
+		return nil, &TooLargeError{Table: fmt.Sprintf("%s with %s on %d stages", name, slotsName(opt), n), Bytes: b, Limit: limit,
+			Hint: slotsHint(k, "another algorithm (sequential, store-all)")}
+	}
 	p := &Persistent{c: c, sc: sc, budget: budget, m: m, n: n, workers: runtime.GOMAXPROCS(0), adjoint: adjoint}
 	if m < 0 {
 		return p, nil
@@ -102,11 +112,34 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	if (n+1)*(m+1) < 1<<14 {
 		workers = 1
 	}
+	var stop atomic.Bool
 	wavefront(n, workers, func(_, s, t int) bool {
+		if s == t && stopped(opt.Stop) { // once per column
+			stop.Store(true)
+			return false
+		}
 		p.fill(s, t)
 		return true
 	})
+	if stop.Load() {
+		return nil, ErrStopped
+	}
 	return p, nil
+}
+
+// PersistentBytes estimates the memory of the C_MP table (NewPersistent, NewRevolve) of n
+// stages with slots slots (the budget beside a^0 is at most slots slots): per sub-chain (s, t),
+// s ≤ t, a row of slots+1 values (float64) and arguments (int16) plus its block ends, and the
+// n² row index. 10002 stages with 500 slots: 252 GB.
+func PersistentBytes(n, slots int) int64 { return persistentBytes(n, slots) }
+
+// persistentBytes is the size of newPersistent's allocations for n stages and m slots; keep it
+// next to them.
+func persistentBytes(n, m int) int64 {
+	rows := float64(n) * float64(n+1) / 2
+	w := float64(m + 1)
+	blocks := float64(m/pruneBlock + 1)
+	return satMul(rows, w, 8+2) + satMul(rows, blocks, 8) + satMul(float64(n), float64(n), 4) + satMul(rows, 4)
 }
 
 func (p *Persistent) rowOf(s, t int) int { return int(p.row[(s-1)*p.n+(t-1)]) }

@@ -312,7 +312,8 @@ func LoadChain(path string) (*Chain, error) {
 }
 
 // Validate checks the semantic rules of the format for a chain built in code: at least one
-// stage, non-negative sizes, finite non-negative times, ā ≥ a.
+// stage, non-negative sizes, finite non-negative times, ā ≥ a, and every size and the total of
+// all sizes at most MaxBytes (the invariant that lets callers add sizes without overflow).
 func (c *Chain) Validate() error { return c.validate(c.Name) }
 
 func (c *Chain) validate(file string) error {
@@ -331,6 +332,12 @@ func (c *Chain) validate(file string) error {
 	if c.Delta0 < 0 {
 		return bad("input.delta", strconv.FormatInt(c.Delta0, 10), "must not be negative")
 	}
+	if c.A0 > MaxBytes {
+		return bad("input.a", strconv.FormatInt(c.A0, 10), "is above "+maxBytesText)
+	}
+	if c.Delta0 > MaxBytes {
+		return bad("input.delta", strconv.FormatInt(c.Delta0, 10), "is above "+maxBytesText)
+	}
 	for i, s := range c.Stages {
 		p := fmt.Sprintf("stages[%d].", i)
 		for _, f := range []struct {
@@ -339,6 +346,9 @@ func (c *Chain) validate(file string) error {
 		}{{"a", s.A}, {"abar", s.ABar}, {"delta", s.Delta}, {"of", s.OF}, {"ob", s.OB}, {"w", s.W}} {
 			if f.v < 0 {
 				return bad(p+f.name, strconv.FormatInt(f.v, 10), "must not be negative")
+			}
+			if f.v > MaxBytes {
+				return bad(p+f.name, strconv.FormatInt(f.v, 10), "is above "+maxBytesText)
 			}
 		}
 		for _, f := range []struct {
@@ -353,7 +363,29 @@ func (c *Chain) validate(file string) error {
 			return bad(p+"abar", strconv.FormatInt(s.ABar, 10), fmt.Sprintf("is smaller than a (%d): ā includes a (SPEC §1)", s.A))
 		}
 	}
+	// The total of every size must fit MaxBytes (the invariant everything downstream adds
+	// sizes under); name the field at which the running total passes it, and the total.
+	total, ok := SumBytes(c.A0, c.Delta0)
+	if !ok {
+		return bad("input.delta", strconv.FormatInt(c.Delta0, 10), c.totalMsg())
+	}
+	for i, s := range c.Stages {
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"a", s.A}, {"abar", s.ABar}, {"delta", s.Delta}, {"of", s.OF}, {"ob", s.OB}, {"w", s.W}} {
+			if total, ok = SumBytes(total, f.v); !ok {
+				return bad(fmt.Sprintf("stages[%d].%s", i, f.name), strconv.FormatInt(f.v, 10), c.totalMsg())
+			}
+		}
+	}
 	return nil
+}
+
+// totalMsg says that c's sizes add up to more than MaxBytes.
+func (c *Chain) totalMsg() string {
+	return fmt.Sprintf("the chain's sizes total %.3g B (input and every stage's a, abar, delta, of, ob, w; the running total passes the limit here), above %s",
+		c.floatTotal(), maxBytesText)
 }
 
 // chainJSON is the written form: bytes and seconds, every field explicit, so that writing then

@@ -22,9 +22,10 @@ type RandomParams struct {
 }
 
 // Random draws a valid chain from r under p. It panics if p is out of range (a programmer
-// error); the same seed always gives the same chain.
+// error), which includes a MaxSize whose chain could total more than MaxBytes ((6·Stages+2)·
+// MaxSize); the same seed always gives the same chain.
 func Random(r *rand.Rand, p RandomParams) *Chain {
-	if p.Stages < 1 || p.MaxSize < 1 || p.MaxTime < 0 {
+	if _, ok := MulBytes(int64(6*p.Stages+2), p.MaxSize); p.Stages < 1 || p.MaxSize < 1 || p.MaxTime < 0 || !ok {
 		panic(fmt.Sprintf("instances: bad RandomParams %+v", p))
 	}
 	size := func(lo int64) int64 {

@@ -17,7 +17,7 @@ var memoryUnits = map[string]float64{
 var timeUnits = map[string]float64{"s": 1, "ms": 1e-3, "us": 1e-6}
 
 // toBytes converts x units of size unit bytes to an int64 byte count, rounding to the nearest
-// byte. It fails on negative, NaN or infinite values and on overflow.
+// byte. It fails on negative, NaN or infinite values and above MaxBytes.
 func toBytes(x, unit float64) (int64, error) {
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 0):
@@ -30,8 +30,11 @@ func toBytes(x, unit float64) (int64, error) {
 		return 0, fmt.Errorf("%g is not a whole number of bytes", x)
 	}
 	b := math.Round(x * unit)
-	if b >= math.MaxInt64 || math.IsInf(b, 0) {
-		return 0, fmt.Errorf("%g overflows a 64-bit byte count", x)
+	if b > float64(MaxBytes) || math.IsInf(b, 0) {
+		if unit == 1 {
+			return 0, fmt.Errorf("is above %s", maxBytesText)
+		}
+		return 0, fmt.Errorf("is %.3g B, above %s", b, maxBytesText)
 	}
 	return int64(b), nil
 }

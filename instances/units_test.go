@@ -24,7 +24,7 @@ func TestParseSize(t *testing.T) {
 	}
 	bad := []struct{ in, why string }{
 		{"", "empty"}, {"MiB", "no number"}, {"-5MiB", "negative"}, {"5 mib", "unit is case-sensitive"},
-		{"5XB", "unknown unit"}, {"1e30GiB", "overflow"}, {"NaN", "not a number"}, {"12GB/s", "a rate is not a size"},
+		{"5XB", "unknown unit"}, {"1e30GiB", "overflow"}, {"2e18", "above 2^60 B"}, {"1.1EiB", "no such unit"}, {"NaN", "not a number"}, {"12GB/s", "a rate is not a size"},
 	}
 	for _, c := range bad {
 		_, err := ParseSize(c.in)

@@ -21,12 +21,18 @@ const (
 // satisfy m within FeasTol, its objective must match the backend's within ObjTol, and an
 // Optimal status must come with a point. A result that fails the check is an error naming the
 // violation — never handed back as a solution. Solve outcomes (infeasible, limits) are statuses.
+// A deadline on ctx caps the time limit (DeadlineParams); a solve that cannot start before it
+// has status TimeLimit.
 func Solve(ctx context.Context, s Solver, m *model.Model, p Params) (*Result, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
 	if p.Start != nil && len(p.Start) != m.NumVars() {
 		return nil, fmt.Errorf("milp: start point has %d values for %d columns", len(p.Start), m.NumVars())
+	}
+	p, ok := DeadlineParams(ctx, p)
+	if !ok || ctx.Err() != nil {
+		return stoppedResult(ctx, s.Name()), nil
 	}
 	res, err := s.Solve(ctx, m, p)
 	if err != nil {

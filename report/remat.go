@@ -49,7 +49,11 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	// The strategies are independent: run them on all cores (each DP table is one job).
 	// floating waits for the bounds: when the exact C_FL table in bytes is within reach, its
 	// sequence is the floating row (the optimum of the class) and no slotted table is built.
-	slottedFloating := floatingOutOfReach(c.Len(), nslots, maxFloatingBytes)
+	// Memory: the bounds' C_FL table (then the floating one) gets half of the limit, the
+	// persistent and revolve tables, built beside it, a quarter each.
+	mem := memoryLimit(in)
+	boundsMem, stratMem := mem/2, mem/4
+	slottedFloating := floatingOutOfReach(c.Len(), nslots, boundsMem)
 	names := leverremat.Names(leverremat.InCertify)
 	rows := make([]Row, len(names))
 	seqs := make([]schedule.Sequence, len(names))
@@ -75,7 +79,7 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 		sem <- struct{}{}
 		defer func() { <-sem }()
 		br, boundErr = RematBounds(ctx, c, budget, RematBoundsOptions{Slots: nslots, MaxBreakpoints: in.MaxBreakpoints,
-			TimeLimit: in.TimeLimit, Cutoff: ub})
+			TimeLimit: in.TimeLimit, Cutoff: ub, MaxMemory: boundsMem})
 	}()
 	for i, name := range names {
 		wg.Add(1)
@@ -102,23 +106,35 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 					return
 				}
 			}
+			var note string
 			if seq == nil {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				if errs[i] = ctx.Err(); errs[i] != nil {
+				if name != "sequential" && name != "store-all" { // cheap: they need no core of their own
+					sem <- struct{}{}
+					defer func() { <-sem }()
+				}
+				// The tables stop at the end of the share; sequential and store-all are cheap
+				// (no table) and always run.
+				if ctx.Err() != nil && name != "sequential" && name != "store-all" {
+					rows[i] = Row{Strategy: name, Note: "not run: the lever's time share was spent"}
 					return
 				}
-				st, _ := leverremat.Lookup(name)
-				out, err := st.Run(c, budget, leverremat.Options{DP: slots})
-				if err != nil {
+				opt := slots
+				opt.Stop, opt.MaxMemory = ctx.Done(), stratMem
+				if name == "floating" {
+					opt.MaxMemory = boundsMem
+				}
+				var err error
+				if seq, note, err = guardedStrategy(c, budget, name, opt); err != nil {
 					errs[i] = fmt.Errorf("%s: %w", name, err)
 					return
 				}
-				seq = out.Sequence
 			}
 			seqs[i] = seq
 			rows[i], errs[i] = rematRow(c, budget, name, seq)
 			rows[i].Seconds = time.Since(start).Seconds()
+			if note != "" {
+				rows[i].Note = note
+			}
 			if name == "floating" && br.Optimal != nil {
 				rows[i].Note = br.OptimalNote
 			}
@@ -176,12 +192,53 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	return lr, nil
 }
 
-// maxTableBytes caps the memory of one C_FL table in refine; maxFloatingBytes any C_FL
-// table certify builds (two may be built at once).
-const (
-	maxTableBytes    = 1 << 30
-	maxFloatingBytes = 4 << 30
-)
+// memoryLimit is the memory the tables of in may take at once (Input.MaxMemory).
+func memoryLimit(in Input) int64 {
+	if in.MaxMemory > 0 {
+		return in.MaxMemory
+	}
+	return dp.DefaultMaxMemory
+}
+
+// guardedStrategy runs the registry's strategy name (lever/remat) under opt's memory limit and
+// Stop channel. A table above the limit is built again with the most slots that fit, when that
+// is at least probeSlots, and the note says so; otherwise, and for a table stopped at the end
+// of the time share, it returns no sequence and the note is the reason. Other errors are
+// errors.
+func guardedStrategy(c *instances.Chain, budget int64, name string, opt dp.Options) (schedule.Sequence, string, error) {
+	st, _ := leverremat.Lookup(name)
+	run := func(opt dp.Options) (schedule.Sequence, error) {
+		out, err := st.Run(c, budget, leverremat.Options{DP: opt})
+		return out.Sequence, err
+	}
+	seq, err := run(opt)
+	var tl *dp.TooLargeError
+	switch {
+	case errors.Is(err, dp.ErrStopped):
+		return nil, "stopped at the end of the lever's time share: the table was not complete", nil
+	case errors.As(err, &tl):
+		slots := max(opt.Slots, 1)
+		if opt.Slots == 0 {
+			slots = dp.DefaultSlots
+		}
+		k := dp.PersistentSlotsWithin(c.Len(), slots, opt.MaxMemory)
+		if name == "floating" {
+			k = dp.FloatingSlotsWithin(c.Len(), slots, opt.MaxMemory)
+		}
+		if k < probeSlots {
+			return nil, fmt.Sprintf("not run: its table would take %s with %d slots, above its share %s of --max-memory, and fewer than %d slots fit",
+				instances.FormatSize(tl.Bytes), slots, instances.FormatSize(opt.MaxMemory), probeSlots), nil
+		}
+		note := fmt.Sprintf("%d slots: %d would take %s, above its share %s of --max-memory", k, slots, instances.FormatSize(tl.Bytes), instances.FormatSize(opt.MaxMemory))
+		opt.Slots = k
+		seq, err = run(opt)
+		if errors.Is(err, dp.ErrStopped) {
+			return nil, note + "; stopped at the end of the lever's time share", nil
+		}
+		return seq, note, err
+	}
+	return seq, "", err
+}
 
 // probeSlots is the probe of a large floored C_FL table (and the fewest slots worth one),
 // probeBytes the table size above which RematBounds probes first, maxExactSlots the largest
@@ -192,20 +249,17 @@ const (
 	maxExactSlots = 1 << 22
 )
 
-// floatingBytes estimates the memory of a C_FL table: n³/6 states × (S+1) slots × (two
-// float64 and three int16).
-func floatingBytes(n, slots int) float64 {
-	return float64(n) * float64(n) * float64(n) / 6 * float64(slots+1) * 22
-}
+// floatingBytes is the memory of a C_FL table (dp.FloatingBytes).
+func floatingBytes(n, slots int) float64 { return float64(dp.FloatingBytes(n, slots)) }
 
 // floatingOutOfReach says why C_FL cannot run on n stages with slots ("" when it can): its
 // stage limit, or a table above limit bytes.
-func floatingOutOfReach(n, slots int, limit float64) string {
+func floatingOutOfReach(n, slots int, limit int64) string {
 	if n > dp.MaxFloatingStages {
 		return fmt.Sprintf("%d stages, at most %d", n, dp.MaxFloatingStages)
 	}
-	if b := floatingBytes(n, slots); b > limit {
-		return fmt.Sprintf("its table would take %.1f GiB with %d slots, above %.1f GiB", b/(1<<30), slots, limit/(1<<30))
+	if b := dp.FloatingBytes(n, slots); b > limit {
+		return fmt.Sprintf("its table would take %s with %d slots, above %s (--max-memory)", instances.FormatSize(b), slots, instances.FormatSize(limit))
 	}
 	return ""
 }
@@ -227,10 +281,10 @@ func refine(ctx context.Context, in Input, lr *LeverReport, nslots int, deadline
 			fl = i
 		}
 	}
-	if bracketClosed(lr) {
-		return // the optimum is known
-	}
 	for i, b := range lr.Bounds {
+		if b.Exact {
+			return // the optimum is known
+		}
 		if b.Kind == DPRelaxation && !b.Infeasible {
 			lb = i
 		}
@@ -238,12 +292,11 @@ func refine(ctx context.Context, in Input, lr *LeverReport, nslots int, deadline
 	if fl < 0 || lb < 0 || !lr.Rows[fl].Feasible {
 		return
 	}
-	bytesPerSlot := floatingBytes(n, 0)
 	last := lr.Bounds[lb].Seconds + lr.Rows[fl].Seconds
 	slots, steps := nslots, 0
 	for {
 		next := 2 * slots
-		if ctx.Err() != nil || float64(next)*bytesPerSlot > maxTableBytes ||
+		if ctx.Err() != nil || dp.FloatingBytes(n, next) > memoryLimit(in)/2 ||
 			time.Now().Add(time.Duration(2.5*last*float64(time.Second))).After(deadline) {
 			break
 		}
@@ -251,11 +304,12 @@ func refine(ctx context.Context, in Input, lr *LeverReport, nslots int, deadline
 			break // closed
 		}
 		t0 := time.Now()
-		v, feasible, err := dp.FloatingLowerBound(c, budget, dp.Options{Slots: next})
+		opt := dp.Options{Slots: next, MaxMemory: memoryLimit(in) / 2, Stop: ctx.Done()}
+		v, feasible, err := dp.FloatingLowerBound(c, budget, opt)
 		if err != nil || !feasible {
 			break
 		}
-		r, err := dp.SolveFloating(c, budget, dp.Options{Slots: next})
+		r, err := dp.SolveFloating(c, budget, opt)
 		if err != nil {
 			break
 		}
@@ -307,6 +361,9 @@ type RematBoundsOptions struct {
 	// Cutoff is the makespan of a verified sequence under the budget (0: none known): the
 	// exact tables drop what cannot be part of a shorter one (dp.ExactOptions.Cutoff).
 	Cutoff float64
+	// MaxMemory caps every table RematBounds builds (0: dp.DefaultMaxMemory): fewer slots, or
+	// the next bound down, with a note.
+	MaxMemory int64
 }
 
 // RematBoundsResult is what RematBounds found.
@@ -337,38 +394,53 @@ type RematBoundsResult struct {
 //
 // o.TimeLimit (0: none) bounds the time of a large floored C_FL table: one whose memory is
 // above probeBytes is first run with probeSlots slots, timed, and rebuilt with as many slots as
-// the time left allows (at most o.Slots).
+// the time left allows (at most o.Slots). A table stopped by ctx (the end of the lever's time
+// share) leaves the bounds found before it, with a note.
 func RematBounds(ctx context.Context, c *instances.Chain, budget int64, o RematBoundsOptions) (res RematBoundsResult, err error) {
 	deadline := time.Now().Add(o.TimeLimit)
-	nslots, maxBreakpoints, limit := o.Slots, o.MaxBreakpoints, o.TimeLimit
+	nslots, maxBreakpoints, limit, maxMemory := o.Slots, o.MaxBreakpoints, o.TimeLimit, o.MaxMemory
 	if nslots == 0 {
 		nslots = dp.DefaultSlots
+	}
+	if maxMemory <= 0 {
+		maxMemory = dp.DefaultMaxMemory
 	}
 	bounds, exact, err := tableFreeRematBounds(c, budget)
 	res.Bounds = bounds
 	if err != nil || (len(bounds) > 0 && bounds[0].Infeasible) {
 		return res, err
 	}
+	var notes []string
+	stopped := func(what string) (RematBoundsResult, error) {
+		res.Notes = append(res.Notes, fmt.Sprintf("bound: %s stopped at the end of the lever's time share; the best bound is the strongest of the others", what))
+		return res, nil
+	}
 	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return stopped("exact C_MP")
+		}
 		return res, err
 	}
 	n := c.Len()
 	ub := o.Cutoff
-	eopt := dp.ExactOptions{MaxBreakpoints: maxBreakpoints}
-	if limit > 0 {
-		eopt.Deadline = deadline
-	}
+	eopt := dp.ExactOptions{MaxBreakpoints: maxBreakpoints, MaxMemory: maxMemory, Stop: ctx.Done()}
 	closed, err := collapsedBound(c, budget, eopt, &ub, &res)
+	if errors.Is(err, dp.ErrStopped) {
+		return stopped("exact C_MP (or C_FL collapsed)")
+	}
 	if err != nil || closed {
 		return res, err
 	}
-	if err := ctx.Err(); err != nil {
-		return res, err
-	}
-	bounds, notes := res.Bounds, res.Notes
+	bounds, notes = res.Bounds, res.Notes
 	if n > dp.MaxFloatingStages {
 		res.Notes = append(notes, fmt.Sprintf("bound: C_FL is out of reach (%d stages, at most %d); the best bound is the strongest of the others", n, dp.MaxFloatingStages))
 		return res, nil
+	}
+	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return stopped("C_FL")
+		}
+		return res, err
 	}
 	start := time.Now()
 	eopt.Cutoff = ub
@@ -387,13 +459,16 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, o RematB
 		res.Bounds = append(bounds, b)
 		return res, nil
 	}
+	if errors.Is(ferr, dp.ErrStopped) {
+		return stopped("C_FL exact")
+	}
 	if !outOfReach(ferr) {
 		return res, ferr
 	}
 	notes = append(notes, fmt.Sprintf("bound: C_FL exact in bytes is out of reach (%v)", ferr))
 	start = time.Now()
-	if budget <= maxExactSlots && floatingBytes(n, int(budget)) <= maxFloatingBytes {
-		if r, err := dp.SolveFloating(c, budget, dp.Options{Exact: true}); err == nil {
+	if budget <= maxExactSlots && dp.FloatingBytes(n, int(budget)) <= maxMemory {
+		if r, err := dp.SolveFloating(c, budget, dp.Options{Exact: true, MaxMemory: maxMemory, Stop: ctx.Done()}); err == nil {
 			b := Bound{Name: "C_FL exact", Kind: DPOptimal, Exact: true, Seconds: time.Since(start).Seconds(),
 				Note: floatingExactNote + " (1-byte slots)"}
 			if r.Feasible {
@@ -411,9 +486,17 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, o RematB
 	// Fewer slots still give a lower bound (a coarser relaxation): fit the table in memory and,
 	// for big tables, in the time left, measured on a probe of probeSlots (the time of a table
 	// grows linearly in its slots).
+	stopAt := func(what string) (RematBoundsResult, error) {
+		res.Bounds, res.Notes = bounds, notes
+		return stopped(what)
+	}
+	if ctx.Err() != nil {
+		return stopAt("C_FL")
+	}
 	slots := nslots
-	if fewer := int(maxFloatingBytes/floatingBytes(n, 0)) - 1; fewer < slots {
-		notes = append(notes, fmt.Sprintf("bound: C_FL with %d slots would take %.1f GiB; floored with %d slots", nslots, floatingBytes(n, nslots)/(1<<30), fewer))
+	if fewer := dp.FloatingSlotsWithin(n, nslots, maxMemory); fewer < slots {
+		notes = append(notes, fmt.Sprintf("bound: C_FL with %d slots would take %s, above %s (--max-memory); floored with %d slots",
+			nslots, instances.FormatSize(dp.FloatingBytes(n, nslots)), instances.FormatSize(maxMemory), fewer))
 		slots = fewer
 	}
 	if slots < probeSlots {
@@ -423,7 +506,7 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, o RematB
 	}
 	floored := func(k int) (Bound, error) {
 		start := time.Now()
-		lb, feasible, err := dp.FloatingLowerBound(c, budget, dp.Options{Slots: k})
+		lb, feasible, err := dp.FloatingLowerBound(c, budget, dp.Options{Slots: k, MaxMemory: maxMemory, Stop: ctx.Done()})
 		b := Bound{Name: fmt.Sprintf("C_FL floored, %d slots", k), Kind: DPRelaxation, Seconds: time.Since(start).Seconds(),
 			Note: "C_FL on the chain with sizes rounded down to slots", Value: lb, Infeasible: !feasible}
 		if !feasible {
@@ -433,6 +516,9 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, o RematB
 	}
 	if floatingBytes(n, slots) > probeBytes && limit > 0 {
 		probe, err := floored(probeSlots)
+		if errors.Is(err, dp.ErrStopped) {
+			return stopAt(fmt.Sprintf("C_FL floored (the %d-slot probe)", probeSlots))
+		}
 		if err != nil {
 			return res, err
 		}
@@ -448,6 +534,9 @@ func RematBounds(ctx context.Context, c *instances.Chain, budget int64, o RematB
 		}
 	}
 	b, err := floored(slots)
+	if errors.Is(err, dp.ErrStopped) {
+		return stopAt(fmt.Sprintf("C_FL floored with %d slots", slots))
+	}
 	if err != nil {
 		return res, err
 	}
@@ -510,11 +599,12 @@ func collapsedBound(c *instances.Chain, budget int64, eopt dp.ExactOptions, ub *
 	return false, nil
 }
 
-// outOfReach says whether an exact table stopped for its size or its deadline (a note and a
+// outOfReach says whether an exact table was refused or stopped for its size (a note and a
 // fallback), not for a bug.
 func outOfReach(err error) bool {
 	var be *dp.BreakpointError
-	return errors.As(err, &be) || errors.Is(err, dp.ErrDeadline)
+	var tl *dp.TooLargeError
+	return errors.As(err, &be) || errors.As(err, &tl)
 }
 
 // tableFreeRematBounds returns the remat bounds that need no DP table, for RematBounds and the

@@ -26,6 +26,8 @@ type ActOptions struct {
 	Exact bool
 	// MaxNodes bounds the exact search.
 	MaxNodes int
+	// MaxMemory caps DYNPROG's states (--max-memory; 0: the default).
+	MaxMemory int64
 }
 
 // actAlgos are the strategies of the registry (lever/actoffload): --algo names one of them.
@@ -113,7 +115,7 @@ type ActReport struct {
 }
 
 func (o *ActOptions) dpOptions() dp.ActOptions {
-	return dp.ActOptions{Slots: o.Slots, Exact: o.Exact}
+	return dp.ActOptions{Slots: o.Slots, Exact: o.Exact, MaxMemory: o.MaxMemory}
 }
 
 // actBounds computes the certified bounds; exact, when given, is an optimal exact result.
@@ -254,6 +256,7 @@ func actAlgoHelp() string {
 
 func newOffloadActCmd(io *IO) *cobra.Command {
 	o := &ActOptions{}
+	var maxMemory string
 	cmd := &cobra.Command{
 		Use:   "offload-act --chain FILE --mem SIZE --bandwidth RATE --algo greedy|dynprog|vdnn|exact|all [--slots N|--exact]",
 		Short: "Activation offloading (001): a validated schedule and the certified bounds",
@@ -277,6 +280,10 @@ Algorithms:
 			}
 			if o.MaxNodes < 1 {
 				return usageErrorf("--max-nodes must be at least 1, got %d", o.MaxNodes)
+			}
+			var err error
+			if o.MaxMemory, err = maxMemoryFlag(maxMemory); err != nil {
+				return err
 			}
 			p, err := o.problem()
 			if err != nil {
@@ -322,12 +329,13 @@ Algorithms:
 	cmd.Flags().IntVar(&o.Slots, "slots", dp.DefaultSlots, "DYNPROG memory slots S (001 §5.3.2)")
 	cmd.Flags().BoolVar(&o.Exact, "exact", false, "DYNPROG without rounding (slots of gcd of the sizes; small integer instances)")
 	cmd.Flags().IntVar(&o.MaxNodes, "max-nodes", 2_000_000, "node limit of the exact search")
+	addMaxMemoryFlag(cmd.Flags(), &maxMemory)
 	return cmd
 }
 
 // runActBound is `memsched bound --problem act-offload`: the bounds alone (no exact search).
-func runActBound(io *IO, w *WeightsOptions, slots int, exact bool) error {
-	o := &ActOptions{WeightsOptions: *w, Slots: slots, Exact: exact}
+func runActBound(io *IO, w *WeightsOptions, slots int, exact bool, maxMemory int64) error {
+	o := &ActOptions{WeightsOptions: *w, Slots: slots, Exact: exact, MaxMemory: maxMemory}
 	p, err := o.problem()
 	if err != nil {
 		return err

@@ -28,6 +28,8 @@ type CertifyOptions struct {
 	WeightsResident bool
 	TimeLimit       float64
 	Solver          string
+	// MaxMemory caps the tables and MILP models alive at once (--max-memory).
+	MaxMemory string
 }
 
 func newCertifyCmd(io *IO) *cobra.Command {
@@ -64,7 +66,7 @@ GPU (docs/certify.md).`,
   memsched gen zoo resnet --depth 1001 -o r1001.json   # 337 stages, CIFAR 32×32
   memsched certify --chain r1001.json --mem 1.2GiB     # remat proven optimal by C_FL collapsed`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runCertify(cmd.Context(), opts, io) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runCertify(cmd.Context(), time.Now(), opts, io) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.ChainFile, "chain", "", "chain file (memsched.chain/v1); default: the built-in toy chain")
@@ -73,7 +75,8 @@ GPU (docs/certify.md).`,
 	f.IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots of the dynamic programs")
 	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "cap on one sub-chain's frontier in the exact C_FL table (0: 65536); above it, slots")
 	f.BoolVar(&opts.WeightsResident, "weights-resident", false, "--mem is the whole GPU with the weights resident: remat and act-offload get it minus the chain's weights")
-	f.Float64Var(&opts.TimeLimit, "time-limit", 60, "wall-time budget in seconds for the MILP bounds")
+	f.Float64Var(&opts.TimeLimit, "time-limit", 60, "wall-time budget in seconds of the whole command, shared between the levers (docs/certify.md)")
+	addMaxMemoryFlag(f, &opts.MaxMemory)
 	f.StringVar(&opts.Solver, "solver", "", "MILP backend: highs|lpsolve|ref (default: the best compiled in)")
 	return cmd
 }
@@ -132,8 +135,13 @@ func checkTimeLimit(limit float64) error {
 	return nil
 }
 
-func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
+// runCertify certifies; start is when the command began, from which --time-limit counts.
+func runCertify(ctx context.Context, start time.Time, opts *CertifyOptions, io *IO) error {
 	budget, err := sizeFlag("--mem", opts.Mem)
+	if err != nil {
+		return err
+	}
+	maxMem, err := maxMemoryFlag(opts.MaxMemory)
 	if err != nil {
 		return err
 	}
@@ -145,10 +153,13 @@ func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
 		return err
 	}
 	in.MaxBreakpoints, in.WeightsResident = opts.MaxBreakpoints, opts.WeightsResident
-	in.Budget = budget
+	in.Budget, in.MaxMemory = budget, maxMem
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// The certification runs under the command's deadline; ctx alone (Ctrl-C) interrupts it.
+	cctx, cancel := withTimeLimit(ctx, start, opts.TimeLimit)
+	defer cancel()
 	bar := newBar(io, "certify", 0)
 	in.Progress = bar
 	var mu sync.Mutex
@@ -170,7 +181,7 @@ func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
 	}
 	ch := make(chan outcome, 1)
 	go func() {
-		rep, err := report.Certify(ctx, in, report.DefaultLevers())
+		rep, err := report.Certify(cctx, in, report.DefaultLevers())
 		ch <- outcome{rep, err}
 	}()
 	var rep *report.Report
@@ -251,6 +262,7 @@ func printCertify(rep *report.Report, io *IO) error {
 		for _, n := range lr.Notes {
 			fmt.Fprintln(io.Out, "note: "+n)
 		}
+		fmt.Fprintln(io.Out, leverTime(lr))
 	}
 	fmt.Fprintln(io.Out, "\n== summary ==")
 	w = tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
@@ -278,6 +290,21 @@ func printCertify(rep *report.Report, io *IO) error {
 	}
 	fmt.Fprintln(io.Out, "\nevery schedule above was replayed by an independent validator (verify)")
 	return nil
+}
+
+// leverTime is the line that says what time a lever had and took: its share of --time-limit
+// and each MILP bound's limit against the seconds used.
+func leverTime(lr *report.LeverReport) string {
+	line := fmt.Sprintf("time: %.1f s", lr.Seconds)
+	if lr.TimeBudget > 0 {
+		line += fmt.Sprintf(" of a %.1f s share", lr.TimeBudget)
+	}
+	for _, b := range lr.Bounds {
+		if b.TimeBudget > 0 {
+			line += fmt.Sprintf("; %s %.1f s of %.1f s", b.Name, b.Seconds, b.TimeBudget)
+		}
+	}
+	return line
 }
 
 func orDash(s string) string {

@@ -197,6 +197,10 @@ func newGenRandomCmd(io *IO, g *GenOptions) *cobra.Command {
 			case !(p.MaxTime >= 0) || p.MaxTime > 1e6:
 				return usageErrorf("gen random: --max-time must be in 0..1e6 seconds, got %g", p.MaxTime)
 			}
+			if _, ok := instances.MulBytes(int64(6*p.Stages+2), p.MaxSize); !ok {
+				return usageErrorf("gen random: --max-size %s with --stages %d: the chain's sizes could total %.3g B, above 2^60 B (1 EiB), the most memsched computes with",
+					maxSize, p.Stages, float64(6*p.Stages+2)*float64(p.MaxSize))
+			}
 			c := instances.Random(rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), p)
 			c.Name = fmt.Sprintf("random seed=%d stages=%d", seed, p.Stages)
 			return writeChain(c, g, io, nil)

@@ -109,6 +109,10 @@ func weightsAlgoHelp() string {
 type boundSettings struct {
 	solver string
 	limit  float64
+	// ctx carries the command's deadline (--time-limit counts from the command's start) and
+	// Ctrl-C; nil: none. maxMemory caps the MILP's estimated memory (0: none).
+	ctx       context.Context
+	maxMemory int64
 }
 
 // runOffloadAlgo runs one algorithm and re-validates its schedule. No valid schedule is a
@@ -171,7 +175,7 @@ func orList(names []string) string {
 
 func newOffloadWeightsCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
-	var algo, solver string
+	var algo, solver, maxMemory string
 	var withBound bool
 	var limit float64
 	cmd := &cobra.Command{
@@ -187,17 +191,24 @@ Every schedule is checked by the periodic validator before it is printed.`,
   memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --json > w.json   # then: memsched verify`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
 			if err := checkTimeLimit(limit); err != nil {
 				return err
 			}
 			if _, err := boundSolvers(solver); err != nil {
 				return err
 			}
+			maxMem, err := maxMemoryFlag(maxMemory)
+			if err != nil {
+				return err
+			}
 			p, err := o.problem()
 			if err != nil {
 				return err
 			}
-			bs := boundSettings{solver: solver, limit: limit}
+			ctx, cancel := withTimeLimit(cmd.Context(), start, limit)
+			defer cancel()
+			bs := boundSettings{solver: solver, limit: limit, ctx: ctx, maxMemory: maxMem}
 			if algo == "all" {
 				return runOffloadAll(io, p, withBound, bs)
 			}
@@ -230,7 +241,8 @@ Every schedule is checked by the periodic validator before it is printed.`,
 	cmd.Flags().StringVar(&algo, "algo", "greedy", "greedy (002 Alg. 1 + Alg. 2) | greedy-nodiscount (Greedy*) | greedy-reserve (Alg. 1 with room for weights in flight) | l2l | milp (MILP-guided) | all")
 	cmd.Flags().BoolVar(&withBound, "bound", false, "with --algo all: solve the lower-bound MILP too and report each period's ratio to it")
 	cmd.Flags().StringVar(&solver, "solver", "", "with --bound or --algo milp: highs|lpsolve|ref (default: the best compiled in)")
-	cmd.Flags().Float64Var(&limit, "time-limit", 60, "with --bound or --algo milp: solver time limit in seconds")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "with --bound or --algo milp: wall-time budget in seconds of the whole command (model building included)")
+	addMaxMemoryFlag(cmd.Flags(), &maxMemory)
 	return cmd
 }
 
@@ -297,6 +309,9 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 		if b.Contradiction != "" {
 			fmt.Fprintf(w, "solver failure\t%s\n", b.Contradiction)
 		}
+		if b.Note != "" {
+			fmt.Fprintf(w, "note\t%s\n", b.Note)
+		}
 	}
 	fmt.Fprintf(w, "\nalgorithm\tmakespan\tidle\tover %s\tverified\n", refName)
 	for _, r := range rep.Results {
@@ -335,7 +350,11 @@ func certifiedBound(p *offload.Problem, bs boundSettings) (*weightlb.Certified, 
 	if err != nil {
 		return nil, err
 	}
-	return weightlb.LowerBound(context.Background(), p, weightlb.Options{Solvers: solvers,
+	ctx := bs.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return weightlb.LowerBound(ctx, p, weightlb.Options{Solvers: solvers, MaxMemory: bs.maxMemory,
 		Params: milp.Params{TimeLimit: time.Duration(bs.limit * float64(time.Second)), RelGap: 1e-9}})
 }
 
@@ -344,6 +363,7 @@ func boundReport(c *weightlb.Certified) *BoundReport {
 	rep := &BoundReport{Status: milp.NotSolved.String(), CertifiedBy: c.CertifiedBy, SumU: c.SumU,
 		Forced: c.Forced, Feasible: !c.Infeasible}
 	rep.LowerBound = finite(c.Value)
+	rep.Note = c.Note
 	if c.EvidenceName != "" {
 		rep.Evidence = c.Evidence.What
 	}
@@ -381,11 +401,13 @@ type BoundReport struct {
 	Incumbent     *float64       `json:"incumbent"`
 	Seconds       float64        `json:"seconds"`
 	Solver        string         `json:"solver"`
+	// Note says why the MILP did not run or has no bound (memory limit, time spent building).
+	Note string `json:"note,omitempty"`
 }
 
 func newBoundCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
-	var problem, solver string
+	var problem, solver, maxMemory string
 	var limit float64
 	var slots int
 	var exactSlots bool
@@ -402,8 +424,13 @@ as solver-error with the evidence if the contradiction stays.`,
   memsched bound --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --solver lpsolve --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
 			if problem == "act-offload" {
-				return runActBound(io, o, slots, exactSlots)
+				maxMem, err := maxMemoryFlag(maxMemory)
+				if err != nil {
+					return err
+				}
+				return runActBound(io, o, slots, exactSlots, maxMem)
 			}
 			if problem != "weight-offload" {
 				return usageErrorf("bound: unknown --problem %q (want weight-offload or act-offload)", problem)
@@ -414,11 +441,17 @@ as solver-error with the evidence if the contradiction stays.`,
 			if _, err := boundSolvers(solver); err != nil {
 				return err
 			}
+			maxMem, err := maxMemoryFlag(maxMemory)
+			if err != nil {
+				return err
+			}
 			p, err := o.problem()
 			if err != nil {
 				return err
 			}
-			cert, err := certifiedBound(p, boundSettings{solver: solver, limit: limit})
+			ctx, cancel := withTimeLimit(cmd.Context(), start, limit)
+			defer cancel()
+			cert, err := certifiedBound(p, boundSettings{solver: solver, limit: limit, ctx: ctx, maxMemory: maxMem})
 			if err != nil {
 				return err
 			}
@@ -439,13 +472,21 @@ as solver-error with the evidence if the contradiction stays.`,
 				fmt.Fprintf(w, "feasible\tno: %s\n", rep.CertifiedBy)
 				return w.Flush()
 			}
-			fmt.Fprintf(w, "lower bound\t%s\ncertified by\t%s\nΣu\t%s\nforced prefetch / β\t%s\nMILP\t%s, bound %s, incumbent %s, gap %s (%s, %.2f s)\n",
+			fmt.Fprintf(w, "lower bound\t%s\ncertified by\t%s\nΣu\t%s\nforced prefetch / β\t%s\n",
 				show(rep.LowerBound, instances.FormatDuration), rep.CertifiedBy,
-				instances.FormatDuration(rep.SumU), instances.FormatDuration(rep.Forced), rep.Status,
-				show(rep.MILPBound, instances.FormatDuration), show(rep.Incumbent, instances.FormatDuration),
-				show(rep.Gap, func(g float64) string { return fmt.Sprintf("%.3g", g) }), rep.Solver, rep.Seconds)
+				instances.FormatDuration(rep.SumU), instances.FormatDuration(rep.Forced))
+			if rep.Solver == "" {
+				fmt.Fprintf(w, "MILP\tnot run (see the note)\n")
+			} else {
+				fmt.Fprintf(w, "MILP\t%s, bound %s, incumbent %s, gap %s (%s, %.2f s)\n", rep.Status,
+					show(rep.MILPBound, instances.FormatDuration), show(rep.Incumbent, instances.FormatDuration),
+					show(rep.Gap, func(g float64) string { return fmt.Sprintf("%.3g", g) }), rep.Solver, rep.Seconds)
+			}
 			if rep.Evidence != "" {
 				fmt.Fprintf(w, "checked against\t%s\n", rep.Evidence)
+			}
+			if rep.Note != "" {
+				fmt.Fprintf(w, "note\t%s\n", rep.Note)
 			}
 			if rep.Contradiction != "" {
 				fmt.Fprintf(w, "solver failure\t%s\n", rep.Contradiction)
@@ -458,7 +499,8 @@ as solver-error with the evidence if the contradiction stays.`,
 	cmd.Flags().StringVar(&solver, "solver", "", "highs|lpsolve|ref (default: the best compiled in)")
 	cmd.Flags().IntVar(&slots, "slots", 500, "act-offload: DYNPROG memory slots for the interruptible bound")
 	cmd.Flags().BoolVar(&exactSlots, "exact", false, "act-offload: DYNPROG bound without rounding (small integer instances)")
-	cmd.Flags().Float64Var(&limit, "time-limit", 60, "solver time limit in seconds")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "wall-time budget in seconds of the whole command: model building and every solve included")
+	addMaxMemoryFlag(cmd.Flags(), &maxMemory)
 	return cmd
 }
 

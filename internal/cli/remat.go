@@ -34,6 +34,8 @@ type RematOptions struct {
 	// SequenceFile, when set, is a sequence to replay and report instead of computing one
 	// (algorithm "given"): e.g. another tool's answer, in any form verify reads (parseSequence).
 	SequenceFile string
+	// MaxMemory caps a dynamic-programming table's estimated memory (--max-memory).
+	MaxMemory string
 	// AlgoSet and SlotsSet say that --algo and --slots were given (they do not go with
 	// --sequence).
 	AlgoSet, SlotsSet bool
@@ -92,6 +94,9 @@ always fit). --slots exact builds them in bytes instead, keeping each sub-chain'
 its breakpoints: the exact optimum of the class at every budget, and with --frontier the exact
 makespan-vs-budget frontier. If a frontier outgrows the breakpoint cap, remat says so on stderr
 (and in the JSON note) and uses 500 slots.
+Every table is sized before it is built: one above --max-memory (default 2GiB) is refused with
+its size and the slots that would fit (C_MP on n stages with S slots takes about 5·n²·S bytes,
+C_FL about 3.7·n³·S).
 An infeasible budget is a result (feasible: false), not an error.`,
 		Example: `  memsched remat --mem 90MiB                              # toy chain, rotor's C_MP
   memsched remat --mem 90MiB --algo floating --json       # optimal weakly persistent sequence
@@ -114,6 +119,7 @@ An infeasible budget is a result (feasible: false), not an error.`,
 	f.BoolVar(&opts.Frontier, "frontier", false, "print the makespan-vs-budget frontier up to --mem (persistent, floating, revolve)")
 	f.StringVar(&opts.SequenceFile, "sequence", "", "replay this sequence instead of computing one: remat --json output, a JSON list of {\"op\": \"Fall|Fck|Fn|B\", \"stage\": N} or the text form Fck^1 Fn^2 ... (docs/verify.md); - for stdin")
 	f.BoolVar(&opts.FreeDelete, "free-delete", false, "SPEC §1 variant: stored values may be dropped at no cost (Del); --algo exhaustive only")
+	addMaxMemoryFlag(f, &opts.MaxMemory)
 	return cmd
 }
 
@@ -148,11 +154,15 @@ func runRemat(opts *RematOptions, io *IO) error {
 		}
 	}
 	simOpt := verify.RematOptions{FreeDelete: opts.FreeDelete}
+	maxMem, err := maxMemoryFlag(opts.MaxMemory)
+	if err != nil {
+		return err
+	}
 	c, source, err := loadChain(opts.ChainFile)
 	if err != nil {
 		return err
 	}
-	dpOpt := dp.Options{Slots: slots}
+	dpOpt := dp.Options{Slots: slots, MaxMemory: maxMem}
 	if slots == 0 {
 		dpOpt.Slots = dp.DefaultSlots
 	}

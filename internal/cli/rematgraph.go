@@ -361,7 +361,7 @@ func newRematAllCmd(io *IO) *cobra.Command {
 	inner := cmd.RunE
 	var limit float64
 	var solver string
-	cmd.Flags().Float64Var(&limit, "time-limit", 60, "solver time limit in seconds (--algo ilp, ilp-lp)")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "--algo ilp, ilp-lp: wall-time budget in seconds of the whole command, model building included")
 	cmd.Flags().StringVar(&solver, "solver", "", "MILP backend for --algo ilp, ilp-lp: highs|lpsolve|ref (default: the best compiled in)")
 	cmd.Flags().Lookup("algo").Usage += "|ilp|ilp-lp"
 	cmd.Long += "\n  ilp         the chain-exact MILP (Checkmate's staged model on 004's operations; its optimum is\n              the exhaustive oracle's), C_MP's sequence next to it, docs/checkmate.md\n  ilp-lp      its certified LP bound, with C_MP's sequence as the schedule\nCheckmate's plain graph model of the chain (free-delete variant): memsched remat-graph --chain FILE."
@@ -377,7 +377,8 @@ func newRematAllCmd(io *IO) *cobra.Command {
 		}
 		chain, _ := c.Flags().GetString("chain")
 		mem, _ := c.Flags().GetString("mem")
-		return runRematILP(&RematILPOptions{ChainFile: chain, Mem: mem, Algo: algo, Solver: solver, TimeLimit: limit}, io)
+		maxMem, _ := c.Flags().GetString("max-memory")
+		return runRematILP(&RematILPOptions{ChainFile: chain, Mem: mem, Algo: algo, Solver: solver, TimeLimit: limit, MaxMemory: maxMem}, io)
 	}
 	return cmd
 }

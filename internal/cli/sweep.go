@@ -31,6 +31,8 @@ type SweepOptions struct {
 	Levers                         []string
 	OutDir                         string
 	NoPlots                        bool
+	// MaxMemory caps the tables alive at once (--max-memory; the three DP tables share it).
+	MaxMemory string
 }
 
 // maxSteps bounds --steps.
@@ -63,6 +65,7 @@ exit status 130 and the completed rows written.`,
 	f.StringVar(&opts.To, "to", "", "largest budget")
 	f.IntVar(&opts.Steps, "steps", 10, "number of budgets")
 	f.IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots of the dynamic programs (of the --to budget)")
+	addMaxMemoryFlag(f, &opts.MaxMemory)
 	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "cap on one sub-chain's frontier in the exact C_FL table (0: 65536); above it, slots")
 	f.BoolVar(&opts.WeightsResident, "weights-resident", false, "budgets are the whole GPU with the weights resident: remat and act-offload get them minus the chain's weights")
 	f.StringSliceVar(&opts.Levers, "lever", nil, "levers to sweep: remat, act-offload, weight-offload (default: all that apply)")
@@ -109,6 +112,9 @@ func parseSweep(opts *SweepOptions) (report.SweepOptions, error) {
 		return so, usageErrorf("sweep: --max-breakpoints must be ≥ 0, got %d", opts.MaxBreakpoints)
 	}
 	in.MaxBreakpoints, in.WeightsResident = opts.MaxBreakpoints, opts.WeightsResident
+	if in.MaxMemory, err = maxMemoryFlag(opts.MaxMemory); err != nil {
+		return so, err
+	}
 	so.Input, so.Budgets, so.Levers, so.Workers = in, report.Budgets(lo, hi, opts.Steps), opts.Levers, opts.Workers
 	return so, nil
 }
