@@ -9,6 +9,10 @@ export PKG_CONFIG_PATH := $(ROOT)/.deps/pkgconfig
 export CGO_CFLAGS := -I/usr/include/lpsolve
 export CGO_LDFLAGS := -llpsolve55 -lcolamd -ldl -lm
 PURE := ./instances/... ./schedule/... ./model/... ./dp/... ./heuristics/... ./verify/... ./lever/...
+# Go 1.26's simd/archsimd (experimental) gives the slotted C_MP its AVX2 min-plus kernel
+# (dp/minplus_simd.go, chosen at run time on CPUs with AVX2); a build without the experiment
+# uses the generic loop, with the same values: `make test` tests both.
+export GOEXPERIMENT := simd
 
 .PHONY: all setup python build test test-pure bench bench-peers demo fmt vet clean
 
@@ -34,10 +38,11 @@ test: setup python
 	$(GO) vet -tags "$(TAGS)" ./...
 	$(GO) build -tags "$(TAGS)" -o bin/memsched ./cmd/memsched && MEMSCHED_BIN=$(ROOT)/bin/memsched .venv/bin/python -m pytest -q python/tests
 	$(GO) test -tags "$(TAGS)" -count=1 ./...
+	GOEXPERIMENT= $(GO) test -count=1 -run 'MinPlus|Pruned|Parallel' ./dp/
 
 # Tests without any C library (what `go test ./...` does on a bare machine).
 test-pure:
-	CGO_ENABLED=0 $(GO) test -count=1 ./...
+	GOEXPERIMENT= CGO_ENABLED=0 $(GO) test -count=1 ./...
 
 bench: setup build
 	@mkdir -p out

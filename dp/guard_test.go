@@ -90,7 +90,7 @@ func TestTooLarge(t *testing.T) {
 	assert.ErrorContains(t, err, "exact C_MP on 10002 stages")
 	// Room for the headers but few breakpoints: the caller falls back to slots.
 	small := guardChain(40)
-	_, err = NewPersistentExact(small, 3*verify.MinBudget(small), ExactOptions{MaxMemory: persistentExactFixedBytes(40) + 2000})
+	_, err = NewPersistentExact(small, 3*verify.MinBudget(small), ExactOptions{MaxMemory: persistentExactFixedBytes(small, recCMP) + 2000})
 	var be *BreakpointError
 	assert.ErrorAs(t, err, &be)
 }

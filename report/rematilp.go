@@ -21,7 +21,7 @@ const (
 	ilpMaxStages   = 200
 )
 
-// ilpCheckLimit caps the time of the cross-check when an exact bound already meets the best
+// ilpCheckLimit caps the time of the cross-check when a bound already meets the best
 // row (a 38-stage GPT-2 at 8 GiB takes 17 s to prove what C_FL exact proved in 0.2 s).
 const ilpCheckLimit = 5 * time.Second
 
@@ -31,7 +31,7 @@ const ilpCheckLimit = 5 * time.Second
 // and adds its row ("ilp", replayed by
 // verify.Remat) and its bound (kind MILP, with status and gap) to lr. It runs only with a
 // MILP backend that solves real models (not the pure-Go referee), on chains of at most
-// ilpCheckStages stages, or ilpMaxStages while no exact bound meets the best row. A bound
+// ilpCheckStages stages, or ilpMaxStages while no bound meets the best row. A bound
 // above a verified row contradicts the solver and is dropped with a note, never reported.
 func rematILP(ctx context.Context, in Input, lr *LeverReport, start schedule.Sequence, deadline time.Time) error {
 	c, budget := in.Chain, in.Budget
@@ -124,7 +124,8 @@ func rematILP(ctx context.Context, in Input, lr *LeverReport, start schedule.Seq
 	return nil
 }
 
-// bracketClosed reports whether an exact bound already meets the best feasible row.
+// bracketClosed reports whether a bound already meets the best feasible row (the optimum is
+// then proven, whatever certifies the bound), or an exact one proves that nothing fits.
 func bracketClosed(lr *LeverReport) bool {
 	best := math.Inf(1)
 	for _, r := range lr.Rows {
@@ -133,7 +134,7 @@ func bracketClosed(lr *LeverReport) bool {
 		}
 	}
 	for _, b := range lr.Bounds {
-		if b.Exact && !b.Infeasible && best <= b.Value*(1+1e-9) {
+		if !b.Infeasible && best <= b.Value*(1+1e-9) {
 			return true
 		}
 		if b.Exact && b.Infeasible {

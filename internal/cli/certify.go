@@ -41,9 +41,12 @@ func newCertifyCmd(io *IO) *cobra.Command {
 replays each schedule with an independent validator, and reports its makespan (or period) as a
 ratio to the best certified lower bound of that lever (1.000 = proven optimal). Each bound says
 what certifies it: the exhaustive search, DP optimality (C_FL exact, 004 Lemma 4.4), a DP
-relaxation (C_FL with sizes rounded down), a MILP with status and gap, or a relaxation (Σu).
-When an exact bound is out of reach (e.g. C_FL beyond 200 stages) the strongest bound within
-reach is used and the report says so.
+relaxation (C_FL collapsed, on chains of any length; C_FL with sizes rounded down), a MILP with
+status and gap, or a relaxation (Σu). A bound met by a verified schedule is the optimum and says
+"(exact)". For remat, exact C_MP in bytes gives the persistent row, and C_FL collapsed proves it
+optimal on chains whose optimum is persistent (GPT-2, BERT, ResNets); otherwise C_FL exact (up
+to 200 stages) decides. When an exact bound is out of reach the strongest bound within reach is
+used and the report says so.
 
 Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all, ilp),
 act-offload (activation offloading, 001: none, greedy, dynprog, vdnn, exact, and the exact MILP's
@@ -62,7 +65,9 @@ on one GPU (docs/certify.md).`,
 		Example: `  memsched certify                                   # built-in toy chain at 90 MiB
   memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
   memsched certify --chain r101.json --mem 2GiB --bandwidth 12GB/s
-  memsched certify --chain r101.json --mem 2GiB --json | jq '.levers.remat'`,
+  memsched certify --chain r101.json --mem 2GiB --json | jq '.levers.remat'
+  memsched gen zoo resnet --depth 1001 -o r1001.json   # 337 stages, CIFAR 32×32
+  memsched certify --chain r1001.json --mem 1.2GiB     # remat proven optimal by C_FL collapsed`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCertify(cmd.Context(), time.Now(), opts, io) },
 	}
