@@ -43,7 +43,7 @@ func actMILP(ctx context.Context, in Input, p *act.Problem, lr *LeverReport, sta
 	}
 	left := time.Until(deadline)
 	if left < time.Second {
-		lr.Notes = append(lr.Notes, "milp: not run, the time limit is spent")
+		lr.Notes = append(lr.Notes, fmt.Sprintf("milp: not run, %.1f s of the lever's time share left (a solve gets at least 1 s; raise --time-limit)", max(left.Seconds(), 0)))
 		return
 	}
 	if in.Progress != nil {

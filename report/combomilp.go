@@ -23,7 +23,7 @@ func comboMILP(ctx context.Context, in Input, lr *LeverReport, budget int64, dea
 	}
 	left := time.Until(deadline)
 	if left < time.Second {
-		lr.Notes = append(lr.Notes, "milp: not run, the time limit is spent")
+		lr.Notes = append(lr.Notes, fmt.Sprintf("milp: not run, %.1f s of the lever's time share left (a solve gets at least 1 s; raise --time-limit)", max(left.Seconds(), 0)))
 		return
 	}
 	verified := math.NaN()

@@ -53,7 +53,7 @@ func rematILP(ctx context.Context, in Input, lr *LeverReport, start schedule.Seq
 		left = min(left, ilpCheckLimit) // a cross-check of a proven optimum: keep it short
 	}
 	if left < time.Second {
-		lr.Notes = append(lr.Notes, "ilp: not run, the time limit is spent")
+		lr.Notes = append(lr.Notes, fmt.Sprintf("ilp: not run, %.1f s of the lever's time share left (a solve gets at least 1 s; raise --time-limit)", max(left.Seconds(), 0)))
 		return nil
 	}
 	// Its model has about 18n² nonzeros (714 000 on 200 stages), built at about 2.5 µs per
