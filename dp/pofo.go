@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
@@ -62,10 +63,16 @@ type CombinedOptions struct {
 	// MaxStates caps the states of the search (0: DefaultMaxCombinedStates); above it the DP
 	// stops with an error suggesting fewer slots.
 	MaxStates int
+	// Deadline, when set, stops the search with ErrDeadline once it has passed (checked at
+	// every level): certify refines its grid within a time limit.
+	Deadline time.Time
 }
 
 // ErrTooManyStates reports that the combined DP outgrew CombinedOptions.MaxStates.
 var ErrTooManyStates = errors.New("dp: combined: too many states")
+
+// ErrDeadline reports that the combined DP passed CombinedOptions.Deadline.
+var ErrDeadline = errors.New("dp: combined: deadline passed")
 
 // DefaultMaxCombinedStates is the default cap on the combined DP's states (about 100 bytes
 // each), and of the exact inner table's points.
@@ -297,7 +304,7 @@ type pofoDP struct {
 	limit  int
 	layers [][]cstate // by level start s = 1..n
 	index  []map[ckey]int32
-	packed []map[uint64]int32 // index by packed key when every unit count is below 2^20
+	packed []*stateIndex // index by packed key when every unit count is below 2^20
 	// freeMemo holds free's values, keyed by (A, s in D's place, full).
 	freeMemo map[ckey]float64
 	freeArr  []float64   // the same as an array over (s, A, full) when the budget has few units
@@ -341,13 +348,13 @@ func (d *pofoDP) push(s int, st cstate) {
 		if st.full {
 			k |= 1
 		}
-		if i, ok := d.packed[s][k]; ok {
+		if i, ok := d.packed[s].get(k); ok {
 			if st.g < d.layers[s][i].g {
 				d.layers[s][i] = st
 			}
 			return
 		}
-		d.packed[s][k] = int32(len(d.layers[s]))
+		d.packed[s].put(k, int32(len(d.layers[s])))
 		d.layers[s] = append(d.layers[s], st)
 		return
 	}
@@ -603,9 +610,9 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 	d.layers = make([][]cstate, n+1)
 	d.index = make([]map[ckey]int32, n+1)
 	if c.M < 1<<20 {
-		d.packed = make([]map[uint64]int32, n+1)
+		d.packed = make([]*stateIndex, n+1)
 		for s := range d.packed {
-			d.packed[s] = map[uint64]int32{}
+			d.packed[s] = newStateIndex()
 		}
 	} else {
 		for s := range d.index {
@@ -649,6 +656,9 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 		d.states += len(d.layers[s])
 		if d.states > d.limit {
 			return nil, 0, false, fmt.Errorf("%w: more than %d; use fewer slots", ErrTooManyStates, d.limit)
+		}
+		if !d.opt.Deadline.IsZero() && time.Now().After(d.opt.Deadline) {
+			return nil, 0, false, fmt.Errorf("%w at level %d of %d", ErrDeadline, s, n)
 		}
 		for i, st := range d.layers[s] {
 			xs := c.a[s-1]

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -259,6 +260,18 @@ func describe(c *instances.Chain) string {
 		out += fmt.Sprintf("\n  %d: uf=%g ub=%g a=%d ā=%d δ=%d of=%d ob=%d", l+1, st.UF, st.UB, st.A, st.ABar, st.Delta, st.OF, st.OB)
 	}
 	return out
+}
+
+// TestCombinedDeadline: a deadline that has passed stops the search with ErrDeadline.
+func TestCombinedDeadline(t *testing.T) {
+	c, err := zoo.ResNet(zoo.CNNConfig{Depth: 18, Image: 224, Batch: 32})
+	require.NoError(t, err)
+	budget := verify.MinBudget(c) * 2
+	_, err = dp.Combined(c, budget, 12e9, dp.CombinedOptions{Slots: 100, Deadline: time.Now().Add(-time.Second)})
+	require.ErrorIs(t, err, dp.ErrDeadline)
+	r, err := dp.Combined(c, budget, 12e9, dp.CombinedOptions{Slots: 100, Deadline: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	require.True(t, r.Feasible)
 }
 
 // TestCombinedBoundsLoseNothing: with slots (where the incumbent, the virtual-memory bound

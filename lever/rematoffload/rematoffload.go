@@ -9,6 +9,7 @@ package rematoffload
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/memsched/memsched/dp"
 	heur "github.com/memsched/memsched/heuristics/rematoffload"
@@ -30,6 +31,8 @@ type Options struct {
 	LinkSlots int
 	// MaxStates caps the DP's states (0: dp.DefaultMaxCombinedStates).
 	MaxStates int
+	// Deadline, when set, stops the DP with dp.ErrDeadline once it has passed.
+	Deadline time.Time
 	// NoPolish reports the strategy's plan as it is; by default inputs it offloads are kept
 	// one at a time while that shortens the strict schedule (polish).
 	NoPolish bool
@@ -51,7 +54,7 @@ type Strategy struct {
 var Strategies = []Strategy{
 	{Name: "pofo", Summary: "the dynamic program of SPEC §6 over the combined class (003's POFO): top-level segments, each input kept or offloaded, persistent backward sequences; exact in bytes with --slots exact, else sizes rounded up to slots; its schedule is the faster under strict timing of its plan and the best plan without offloading",
 		plan: func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
-			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates})
+			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, Deadline: o.Deadline})
 			if err != nil || !r.Feasible {
 				return nil, &r, err
 			}
