@@ -63,6 +63,10 @@ type CombinedOptions struct {
 	// MaxStates caps the states of the search (0: DefaultMaxCombinedStates); above it the DP
 	// stops with an error suggesting fewer slots.
 	MaxStates int
+	// Incumbent, when positive, is a makespan already reached (certify: the fluid makespan of
+	// a plan from another grid): states that cannot beat it are pruned, and when no plan of
+	// the grid has a value below it the result is not Feasible and says NoBetter.
+	Incumbent float64
 	// Deadline, when set, stops the search with ErrDeadline once it has passed (checked at
 	// every level): certify refines its grid within a time limit.
 	Deadline time.Time
@@ -96,6 +100,8 @@ type CombinedResult struct {
 	// States is the number of states the search kept, Created the number it made (before
 	// dominated ones were dropped).
 	States, Created int
+	// NoBetter: no plan of the grid has a value below CombinedOptions.Incumbent.
+	NoBetter bool
 }
 
 // Exact says the result is the exact optimum of the class: 1-byte units, an exact link and
@@ -184,6 +190,7 @@ func Combined(c *instances.Chain, budget int64, beta float64, opt CombinedOption
 	}
 	res.States, res.Created = d.states, d.pushed
 	if !ok {
+		res.NoBetter = d.opt.Incumbent > 0
 		return res, nil
 	}
 	eval := combined.Fluid
@@ -389,7 +396,9 @@ func (d *pofoDP) lower(s int, A, P, D int64, full bool) float64 {
 	m0 := c.M - A - xs + d.fwdCap[s] - P
 	switch {
 	case m0 < 0:
-		return math.Inf(1)
+		// Only with a coarse link grid: P rounded up can exceed what the GPU holds, and
+		// the forward steps idle until it fits — at least −m0 units' worth.
+		return max(link, d.vm[s][0]-float64(m0)*c.perUnit)
 	case m0 >= int64(len(d.vm[s])):
 		return link
 	}
@@ -639,8 +648,14 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 		// Keeping every input is C_MP, a plan of the class: its value bounds the optimum.
 		d.ub = v * (1 + 1e-9)
 	}
+	if d.opt.Incumbent > 0 {
+		d.ub = min(d.ub, d.opt.Incumbent)
+	}
 	d.push(1, cstate{pS: -1, pI: -1})
 	bestG := math.Inf(1)
+	if d.opt.Incumbent > 0 {
+		bestG = d.opt.Incumbent // only a plan below it is an answer
+	}
 	bestI := -1
 	var bestOff bool
 	offs := []bool{false, true}

@@ -274,6 +274,89 @@ func TestCombinedDeadline(t *testing.T) {
 	require.True(t, r.Feasible)
 }
 
+// TestCombinedIncumbent: on the full link grid an incumbent at the DP's value changes no
+// value, one just below it gives NoBetter (150 random tiny chains at byte and GiB scale, 8 and
+// 64 slots); on coarse link grids an incumbent at the unpruned search's value is reached (300
+// chains, three grids); ResNet-18 at 60 slots with the 240-slot plan's fluid makespan.
+func TestCombinedIncumbent(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 2021))
+	n := 150
+	if testing.Short() {
+		n = 40
+	}
+	for k := 0; k < n; k++ {
+		c := tinyChain(r, k)
+		peak := storeAllPeak(c)
+		beta := float64(1 + r.IntN(4))
+		budget := peak/2 + r.Int64N(peak-peak/2+1)
+		for _, f := range []int64{1, 1 << 30} {
+			cc := scaled(c, f)
+			for _, slots := range []int{8, 64} {
+				plain, err := dp.Combined(cc, budget*f, beta*float64(f), dp.CombinedOptions{Slots: slots})
+				require.NoError(t, err)
+				if !plain.Feasible {
+					continue
+				}
+				at, err := dp.Combined(cc, budget*f, beta*float64(f), dp.CombinedOptions{Slots: slots, Incumbent: plain.Value * (1 + 1e-9)})
+				require.NoError(t, err)
+				require.True(t, at.Feasible, "chain %d", k)
+				require.InDelta(t, plain.Value, at.Value, 1e-9*plain.Value, "chain %d ×%d, %d slots\n%s", k, f, slots, describe(c))
+				require.LessOrEqual(t, at.States, plain.States)
+				below, err := dp.Combined(cc, budget*f, beta*float64(f), dp.CombinedOptions{Slots: slots, Incumbent: plain.Value * (1 - 1e-6)})
+				require.NoError(t, err)
+				require.False(t, below.Feasible, "chain %d", k)
+				require.True(t, below.NoBetter, "chain %d", k)
+			}
+		}
+	}
+	// A coarse link grid: with the incumbent at the value of the search without any bound,
+	// the bounds still let that value through (a state whose queue P, rounded up, exceeds
+	// what the GPU holds was once called infeasible: 24 of these 810 runs lost their value).
+	r = rand.New(rand.NewPCG(7, 2021))
+	runs := 0
+	for k := 0; k < 2*n; k++ {
+		c := tinyChain(r, k)
+		peak := storeAllPeak(c)
+		beta := float64(1 + r.IntN(4))
+		budget := peak/2 + r.Int64N(peak-peak/2+1)
+		for _, f := range []int64{1, 1 << 30} {
+			cc := scaled(c, f)
+			for _, opt := range []dp.CombinedOptions{{Slots: 64, LinkSlots: 4}, {Slots: 64, LinkSlots: 16}, {Slots: 32, LinkSlots: 8}} {
+				dp.SetPofoNoBounds(true)
+				without, err := dp.Combined(cc, budget*f, beta*float64(f), opt)
+				dp.SetPofoNoBounds(false)
+				require.NoError(t, err)
+				if !without.Feasible {
+					continue
+				}
+				opt.Incumbent = without.Value * (1 + 1e-9)
+				with, err := dp.Combined(cc, budget*f, beta*float64(f), opt)
+				require.NoError(t, err)
+				require.True(t, with.Feasible, "chain %d ×%d %+v\n%s", k, f, opt, describe(c))
+				require.InDelta(t, without.Value, with.Value, 1e-9*without.Value, "chain %d ×%d %+v", k, f, opt)
+				runs++
+			}
+		}
+	}
+	require.Greater(t, runs, n)
+	r18, err := zoo.ResNet(zoo.CNNConfig{Depth: 18, Image: 224, Batch: 32})
+	require.NoError(t, err)
+	budget := verify.MinBudget(r18) + (storeAllPeak(r18)-verify.MinBudget(r18))/3
+	fine, err := dp.Combined(r18, budget, 12e9, dp.CombinedOptions{Slots: 240})
+	require.NoError(t, err)
+	require.True(t, fine.Feasible)
+	plain, err := dp.Combined(r18, budget, 12e9, dp.CombinedOptions{Slots: 60})
+	require.NoError(t, err)
+	with, err := dp.Combined(r18, budget, 12e9, dp.CombinedOptions{Slots: 60, Incumbent: fine.Fluid.Makespan})
+	require.NoError(t, err)
+	if plain.Value < fine.Fluid.Makespan {
+		require.InDelta(t, plain.Value, with.Value, 1e-9*plain.Value)
+	} else {
+		require.True(t, with.NoBetter)
+	}
+	t.Logf("ResNet-18 at %s, 60 slots: %.3f ms, %d states; with the 240-slot plan's %.3f ms as the incumbent: %d states", instances.FormatSize(budget), plain.Value*1e3, plain.States, fine.Fluid.Makespan*1e3, with.States)
+}
+
 // TestCombinedBoundsLoseNothing: with slots (where the incumbent, the virtual-memory bound
 // and the link bound prune), the DP's value equals the search without any of them on 150
 // random tiny chains at byte and GiB scale, 8 and 64 slots — a bound that cut the optimum
