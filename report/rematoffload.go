@@ -1,9 +1,11 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -142,95 +144,99 @@ func joinNote(a, b string) string {
 // (CombinedOptions.LinkSlots, a restriction) and the second runs the full grid; each starts
 // at pofoFirstSlots slots and doubles them (up to pofoSlotsFactor × slots, 0: dp.DefaultSlots)
 // while the next run is expected to end by the deadline — a run takes about 2.5 times the
-// previous one — and until two doublings move the makespan by less than 0.1 %. A run
-// stopped by the state cap ends its pass. Why both: the coarse link grid keeps the states
-// few where the link cannot keep up (DenseNet-201 at 2326 MiB, 12 GB/s: 1600 slots in 3 s,
-// 0.95 % above the finest full-grid run, where the full grid reaches 200 slots, 1.6 % above);
-// the full grid is needed where offloading pays (ResNet-101 at 1730 MiB: 5 % better than
-// the link grid's). Slots matter more here than for C_MP: a plan that fills the budget to the
-// last MiB, as offloading plans do, is lost to rounding with coarse slots
-// (docs/remat-offload.md, "Performance").
+// previous one — and until two doublings of its own move the makespan by less than 0.1 %.
+// Every run gets the fastest fluid makespan found so far as its incumbent
+// (CombinedOptions.Incumbent): it prunes with it and answers only with a faster plan. A run
+// stopped by the state cap or the deadline ends its pass. Why both grids: the coarse link
+// grid keeps the states few where the link cannot keep up (DenseNet-201 at 2326 MiB,
+// 12 GB/s: 3200 slots in 4 s, 0.84 % above the finest full-grid run, where the full grid
+// reaches 200 slots in 10 s, 1.6 % above); the full grid is needed where offloading pays
+// (ResNet-101 at 1730 MiB: 5 % faster than the link grid's). Slots matter more here than
+// for C_MP: a plan that fills the budget to the last MiB, as offloading plans do, is lost to
+// rounding with coarse slots (docs/remat-offload.md, "Performance").
 func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, budget int64, beta float64, slots int, limit time.Duration) (leverro.Outcome, string, error) {
 	if slots <= 0 {
 		slots = dp.DefaultSlots
 	}
 	slots *= pofoSlotsFactor
 	deadline := time.Now().Add(limit)
-	var best leverro.Outcome
-	bestGrid := ""
+	var best pofoBest
 	var notes []string
 	for _, link := range []int{pofoLinkSlots, 0} {
 		if ctx.Err() != nil || !time.Now().Before(deadline) {
 			break
 		}
-		out, grid, note, err := pofoPass(ctx, st, c, budget, beta, slots, link, deadline)
+		note, err := pofoPass(ctx, st, c, budget, beta, slots, link, deadline, &best)
 		if err != nil {
-			return best, "", err
+			return best.out, "", err
 		}
 		notes = append(notes, note)
-		if out.Feasible && (!best.Feasible || out.Report.Exact.Cmp(best.Report.Exact) < 0) {
-			best, bestGrid = out, grid
-		}
 	}
-	if !best.Feasible {
-		return best, "no plan fits (" + strings.Join(notes, "; ") + ")", nil
+	if !best.out.Feasible {
+		return best.out, "no plan fits (" + strings.Join(notes, "; ") + ")", nil
 	}
-	return best, fmt.Sprintf("DP with %s (%s)", bestGrid, strings.Join(notes, "; ")), nil
+	return best.out, fmt.Sprintf("DP with %s (%s)", best.grid, strings.Join(notes, "; ")), nil
 }
 
-// pofoPass is one pass of pofoRefined on the link grid link (0: the full grid): the best
-// outcome, the grid it came from and a note saying how far the pass went.
-func pofoPass(ctx context.Context, st leverro.Strategy, c *instances.Chain, budget int64, beta float64, slots, link int, deadline time.Time) (leverro.Outcome, string, string, error) {
-	grid := func(s int) string {
-		if link > 0 && link < s {
-			return fmt.Sprintf("%d slots, link grid %d", s, link)
-		}
-		return fmt.Sprintf("%d slots", s)
-	}
+// pofoBest is pofoRefined's best outcome so far, the grid it came from, and the fastest
+// fluid makespan of the DP's plans (the incumbent of the next run).
+type pofoBest struct {
+	out   leverro.Outcome
+	grid  string
+	fluid float64
+}
+
+// pofoPass is one pass of pofoRefined on the link grid link (0: the full grid); it updates
+// best and returns a note saying how far it went.
+func pofoPass(ctx context.Context, st leverro.Strategy, c *instances.Chain, budget int64, beta float64, slots, link int, deadline time.Time, best *pofoBest) (string, error) {
 	name := "full grid"
 	if link > 0 {
 		name = fmt.Sprintf("link grid %d", link)
 	}
-	var best leverro.Outcome
-	bestSlots, last, steady := 0, 0, 0
-	note := ""
+	last, steady, own := 0, 0, 0.0
 	for s := min(pofoFirstSlots, slots); ; s = min(2*s, slots) {
 		start := time.Now()
-		out, err := st.Run(c, budget, beta, leverro.Options{Slots: s, LinkSlots: link, MaxStates: pofoMaxStates, Deadline: deadline})
+		out, err := st.Run(c, budget, beta, leverro.Options{Slots: s, LinkSlots: link, MaxStates: pofoMaxStates, Deadline: deadline, Incumbent: best.fluid})
 		if errors.Is(err, dp.ErrTooManyStates) && last > 0 {
-			note = fmt.Sprintf("%s: up to %d slots, %d: more than %d states", name, last, s, pofoMaxStates)
-			break
+			return fmt.Sprintf("%s: up to %d slots, %d: more than %d states", name, last, s, pofoMaxStates), nil
 		}
 		if errors.Is(err, dp.ErrDeadline) {
-			note = fmt.Sprintf("%s: up to %d slots, %d: out of time", name, last, s)
-			break
+			return fmt.Sprintf("%s: up to %d slots, %d: out of time", name, last, s), nil
 		}
 		if err != nil {
-			return best, "", "", err
+			return "", err
 		}
 		last = s
-		prev := best
-		if out.Feasible && (!best.Feasible || out.Report.Exact.Cmp(best.Report.Exact) < 0) {
-			best, bestSlots = out, s
-		}
-		// Converged: two doublings in a row moved the makespan by less than 0.1 %.
-		if prev.Feasible && best.Report.Makespan >= prev.Report.Makespan*(1-1e-3) {
-			if steady++; steady == 2 {
-				note = fmt.Sprintf("%s: converged at %d slots", name, last)
-				break
+		switch {
+		case out.Feasible:
+			if best.fluid == 0 || out.ModelFluid.Makespan < best.fluid {
+				best.fluid = out.ModelFluid.Makespan
 			}
-		} else {
-			steady = 0
+			if !best.out.Feasible || out.Report.Exact.Cmp(best.out.Report.Exact) < 0 {
+				best.out, best.grid = out, fmt.Sprintf("%d slots", s)
+				if link > 0 && link < s {
+					best.grid += fmt.Sprintf(", link grid %d", link)
+				}
+			}
+			// Converged: two doublings in a row moved this pass's makespan by less than 0.1 %.
+			if own > 0 && out.ModelFluid.Makespan >= own*(1-1e-3) {
+				steady++
+			} else {
+				steady = 0
+			}
+			own = min(cmp.Or(own, math.Inf(1)), out.ModelFluid.Makespan)
+		case own > 0 && out.DP != nil && out.DP.NoBetter:
+			steady++ // nothing faster than the incumbent on this grid
+		}
+		if steady == 2 {
+			return fmt.Sprintf("%s: converged at %d slots", name, last), nil
 		}
 		took := time.Since(start)
 		if s == slots {
-			note = fmt.Sprintf("%s: up to %d slots", name, last)
-			break
+			return fmt.Sprintf("%s: up to %d slots", name, last), nil
 		}
 		if ctx.Err() != nil || time.Now().Add(time.Duration(2.5*float64(took))).After(deadline) {
-			note = fmt.Sprintf("%s: up to %d of %d slots in time", name, last, slots)
-			break
+			return fmt.Sprintf("%s: up to %d of %d slots in time", name, last, slots), nil
 		}
 	}
-	return best, grid(bestSlots), note, nil
 }

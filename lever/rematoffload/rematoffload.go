@@ -33,6 +33,10 @@ type Options struct {
 	MaxStates int
 	// Deadline, when set, stops the DP with dp.ErrDeadline once it has passed.
 	Deadline time.Time
+	// Incumbent, when positive, is a fluid makespan already reached: the DP prunes with it
+	// and answers only with a faster plan (dp.CombinedOptions.Incumbent); pofo is then not
+	// Feasible with DP.NoBetter set when it has none.
+	Incumbent float64
 	// NoPolish reports the strategy's plan as it is; by default inputs it offloads are kept
 	// one at a time while that shortens the strict schedule (polish).
 	NoPolish bool
@@ -54,7 +58,7 @@ type Strategy struct {
 var Strategies = []Strategy{
 	{Name: "pofo", Summary: "the dynamic program of SPEC §6 over the combined class (003's POFO): top-level segments, each input kept or offloaded, persistent backward sequences; exact in bytes with --slots exact, else sizes rounded up to slots; its schedule is the faster under strict timing of its plan and the best plan without offloading",
 		plan: func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
-			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, Deadline: o.Deadline})
+			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, Deadline: o.Deadline, Incumbent: o.Incumbent})
 			if err != nil || !r.Feasible {
 				return nil, &r, err
 			}
