@@ -13,32 +13,46 @@ import (
 // slot count on ResNet-101 (36 stages) and DenseNet-201 (105 stages), 224×224, batch 32, V100
 // profile, β = 12 GB/s, at the budget 30 % of the way from the smallest feasible one to the
 // store-all peak: time and allocations per run, and as metrics the makespan in the fluid model
-// (ms; its convergence with the slots) and the states kept and created. docs/remat-offload.md
-// records a run.
+// (ms; its convergence with the slots) and the states kept and created. The link=25 runs put
+// the queued and backlogged bytes on a grid of 25 (LinkSlots, a restriction: certify's first
+// pass). docs/remat-offload.md records a run.
 func BenchmarkCombinedSlots(b *testing.B) {
 	for _, tc := range []struct {
 		name   string
 		chain  func() (*instances.Chain, error)
 		budget int64
 		slots  []int
+		linked []int // slot counts run with LinkSlots 25 too
 	}{
 		{"resnet101", func() (*instances.Chain, error) { return zoo.ResNet(zoo.CNNConfig{Depth: 101, Image: 224, Batch: 32}) },
-			1730 << 20, []int{100, 200, 400, 800, 1600, 3200}},
+			1730 << 20, []int{100, 200, 400, 800, 1600, 3200}, []int{1600}},
 		{"densenet201", func() (*instances.Chain, error) {
 			return zoo.DenseNet(zoo.CNNConfig{Depth: 201, Image: 224, Batch: 32})
 		},
-			2326 << 20, []int{50, 100, 200, 400}},
+			2326 << 20, []int{50, 100, 200, 400}, []int{800, 1600, 3200}},
 	} {
 		c, err := tc.chain()
 		if err != nil {
 			b.Fatal(err)
 		}
+		type run struct{ slots, link int }
+		var runs []run
 		for _, s := range tc.slots {
-			b.Run(fmt.Sprintf("%s/slots=%d", tc.name, s), func(b *testing.B) {
+			runs = append(runs, run{s, 0})
+		}
+		for _, s := range tc.linked {
+			runs = append(runs, run{s, 25})
+		}
+		for _, ru := range runs {
+			name := fmt.Sprintf("%s/slots=%d", tc.name, ru.slots)
+			if ru.link > 0 {
+				name += fmt.Sprintf("/link=%d", ru.link)
+			}
+			b.Run(name, func(b *testing.B) {
 				b.ReportAllocs()
 				var r dp.CombinedResult
 				for i := 0; i < b.N; i++ {
-					if r, err = dp.Combined(c, tc.budget, 12e9, dp.CombinedOptions{Slots: s}); err != nil {
+					if r, err = dp.Combined(c, tc.budget, 12e9, dp.CombinedOptions{Slots: ru.slots, LinkSlots: ru.link}); err != nil {
 						b.Fatal(err)
 					}
 				}
