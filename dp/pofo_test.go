@@ -64,29 +64,6 @@ func TestCombinedSpecCases(t *testing.T) {
 	assert.Zero(t, r.Plan.Offloaded(), "%v", r.Plan)
 }
 
-// tinyChain draws SPEC §6's test population: L ≤ 5 (at most 6 stages with the loss), integer
-// sizes in [1, 6] (ā ≥ a, δ drawn on a third, overheads on a quarter), integer times in
-// [0, 3], the loss stage's output and gradient 0.
-func tinyChain(r *rand.Rand, k int) *instances.Chain {
-	c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(5), MaxSize: 6, MaxTime: 3, Integer: true,
-		WithABar: true, WithDelta: k%3 == 0, WithOverheads: k%4 == 0})
-	last := &c.Stages[len(c.Stages)-1]
-	last.A, last.ABar, last.Delta = 0, 0, 0
-	return c
-}
-
-// scaled multiplies every size of c by f.
-func scaled(c *instances.Chain, f int64) *instances.Chain {
-	s := c.Clone()
-	s.A0 *= f
-	s.Delta0 *= f
-	for i := range s.Stages {
-		st := &s.Stages[i]
-		st.A, st.ABar, st.Delta, st.OF, st.OB, st.W = st.A*f, st.ABar*f, st.Delta*f, st.OF*f, st.OB*f, st.W*f
-	}
-	return s
-}
-
 // storeAllPeak is the peak of F_all^1 … F_all^{L+1} B^{L+1} … B^1.
 func storeAllPeak(c *instances.Chain) int64 {
 	p := &schedule.CombinedPlan{}
@@ -148,7 +125,7 @@ func TestCombinedEqualsReferee(t *testing.T) {
 	}
 	feasible, restrictedWorse, beatsBoth := 0, 0, 0
 	for k := 0; k < chains; k++ {
-		c := tinyChain(r, k)
+		c := instances.RandomTiny(r, k)
 		peak := storeAllPeak(c)
 		beta := float64(1 + r.IntN(4))
 		lo := minCombinedBudget(t, c, beta, peak)
@@ -242,7 +219,7 @@ func TestCombinedEqualsReferee(t *testing.T) {
 		}
 		// GiB scale: the same makespan.
 		const gib = 1 << 30
-		big, err := dp.Combined(scaled(c, gib), budget*gib, beta*gib, dp.CombinedOptions{Exact: true})
+		big, err := dp.Combined(c.Scaled(gib), budget*gib, beta*gib, dp.CombinedOptions{Exact: true})
 		require.NoError(t, err)
 		require.True(t, big.Feasible, name)
 		require.Zero(t, big.Fluid.Exact.Cmp(ex.Fluid.Exact), "%s: GiB scale %s", name, big.Fluid.Exact.RatString())
@@ -368,12 +345,12 @@ func TestCombinedBoundsLoseNothing(t *testing.T) {
 		n = 40
 	}
 	for k := 0; k < n; k++ {
-		c := tinyChain(r, k)
+		c := instances.RandomTiny(r, k)
 		peak := storeAllPeak(c)
 		beta := float64(1 + r.IntN(4))
 		budget := peak/2 + r.Int64N(peak-peak/2+1)
 		for _, f := range []int64{1, 1 << 30} {
-			cc := scaled(c, f)
+			cc := c.Scaled(f)
 			for _, slots := range []int{8, 64} {
 				opt := dp.CombinedOptions{Slots: slots}
 				with, err := dp.Combined(cc, budget*f, beta*float64(f), opt)

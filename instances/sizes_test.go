@@ -74,3 +74,23 @@ func TestGraphValidateTotal(t *testing.T) {
 	g.Fixed = math.MaxInt64
 	assert.ErrorContains(t, g.Validate(), "fixed")
 }
+
+// TestScaled: every size is multiplied, times are kept, the original is untouched, and a
+// factor that would pass MaxBytes panics with the chain's name instead of wrapping.
+func TestScaled(t *testing.T) {
+	c := DefaultChain()
+	c.Stages[0].W = 3
+	s := c.Scaled(1 << 30)
+	assert.Equal(t, c.A0<<30, s.A0)
+	assert.Equal(t, c.Delta0<<30, s.Delta0)
+	for i, st := range s.Stages {
+		o := c.Stages[i]
+		assert.Equal(t, []int64{o.A << 30, o.ABar << 30, o.Delta << 30, o.OF << 30, o.OB << 30, o.W << 30},
+			[]int64{st.A, st.ABar, st.Delta, st.OF, st.OB, st.W})
+		assert.Equal(t, o.UF, st.UF)
+		assert.Equal(t, o.UB, st.UB)
+	}
+	assert.Equal(t, int64(3), c.Stages[0].W, "the original is unchanged")
+	assert.PanicsWithValue(t, `instances: Scaled(1152921504606846976) of "`+c.Name+`": a size leaves [0, MaxBytes]`,
+		func() { c.Scaled(MaxBytes) })
+}

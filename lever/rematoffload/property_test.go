@@ -21,28 +21,6 @@ import (
 	"github.com/memsched/memsched/verify/timed"
 )
 
-// tinyChain draws the test population of dp's TestCombinedEqualsReferee (the same
-// generator): L ≤ 5, integer sizes in [1, 6], integer times in [0, 3], loss output and
-// gradient 0.
-func tinyChain(r *rand.Rand, k int) *instances.Chain {
-	c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(5), MaxSize: 6, MaxTime: 3, Integer: true,
-		WithABar: true, WithDelta: k%3 == 0, WithOverheads: k%4 == 0})
-	last := &c.Stages[len(c.Stages)-1]
-	last.A, last.ABar, last.Delta = 0, 0, 0
-	return c
-}
-
-func scaled(c *instances.Chain, f int64) *instances.Chain {
-	s := c.Clone()
-	s.A0 *= f
-	s.Delta0 *= f
-	for i := range s.Stages {
-		st := &s.Stages[i]
-		st.A, st.ABar, st.Delta, st.OF, st.OB = st.A*f, st.ABar*f, st.Delta*f, st.OF*f, st.OB*f
-	}
-	return s
-}
-
 func describe(c *instances.Chain) string {
 	out := fmt.Sprintf("a0=%d δ0=%d", c.A0, c.Delta0)
 	for l, st := range c.Stages {
@@ -79,7 +57,7 @@ func TestStrictSchedules(t *testing.T) {
 	strictAbove, strictBelow := map[string]int{}, map[string]int{}
 	gap := map[string]float64{} // largest strict/fluid − 1
 	for k := 0; k < chains; k++ {
-		c := tinyChain(r, k)
+		c := instances.RandomTiny(r, k)
 		peak := storeAll(t, c)
 		beta := float64(1 + r.IntN(4))
 		lo := minBudget(t, c, beta, peak)
@@ -90,7 +68,7 @@ func TestStrictSchedules(t *testing.T) {
 			for _, f := range []int64{1, 1 << 30} {
 				cc, b, bb := c, budget, beta
 				if f > 1 {
-					cc, b, bb = scaled(c, f), budget*f, beta*float64(f)
+					cc, b, bb = c.Scaled(f), budget*f, beta*float64(f)
 				}
 				out, err := st.Run(cc, b, bb, rematoffload.Options{Exact: true, Slots: 64})
 				require.NoError(t, err, "%s %s ×%d", name, st.Name, f)

@@ -24,27 +24,6 @@ import (
 	"github.com/memsched/memsched/verify/oracle"
 )
 
-// tinyChain draws pofo's test population (lever/rematoffload's property test, dp's referee
-// test): L ≤ 5, integer sizes in [1, 6], integer times in [0, 3], loss output and gradient 0.
-func tinyChain(r *rand.Rand, k int) *instances.Chain {
-	c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(5), MaxSize: 6, MaxTime: 3, Integer: true,
-		WithABar: true, WithDelta: k%3 == 0, WithOverheads: k%4 == 0})
-	last := &c.Stages[len(c.Stages)-1]
-	last.A, last.ABar, last.Delta = 0, 0, 0
-	return c
-}
-
-func scaled(c *instances.Chain, f int64) *instances.Chain {
-	s := c.Clone()
-	s.A0 *= f
-	s.Delta0 *= f
-	for i := range s.Stages {
-		st := &s.Stages[i]
-		st.A, st.ABar, st.Delta, st.OF, st.OB = st.A*f, st.ABar*f, st.Delta*f, st.OF*f, st.OB*f
-	}
-	return s
-}
-
 // TestBelowEverySchedule: on random tiny chains (150; 500 with MEMSCHED_COMBINEDLB_FULL=1,
 // about a minute) (tinyChain) at a budget drawn between the
 // largest single operation and the store-all peak and β ∈ [1, 4] B/s, the relaxation MILP
@@ -69,7 +48,7 @@ func TestBelowEverySchedule(t *testing.T) {
 	var gain float64
 	s := highs(t)
 	for k := 0; k < chains; k++ {
-		c := tinyChain(r, k)
+		c := instances.RandomTiny(r, k)
 		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
 		require.NoError(t, err)
 		peak := sa.Peak
@@ -107,7 +86,7 @@ func TestBelowEverySchedule(t *testing.T) {
 		if !math.IsInf(verified, 1) {
 			assert.LessOrEqual(t, b.Value, verified*(1+1e-9), "%s: bound above a verified schedule", name)
 		}
-		big, err := combinedlb.Solve(context.Background(), s, scaled(c, 1<<30), budget<<30, beta*(1<<30), milp.Params{}, math.NaN())
+		big, err := combinedlb.Solve(context.Background(), s, c.Scaled(1<<30), budget<<30, beta*(1<<30), milp.Params{}, math.NaN())
 		require.NoError(t, err)
 		assert.InDelta(t, b.Value, big.Value, 1e-7*math.Max(1, b.Value), "%s: GiB scale", name)
 		if budget < peak {
