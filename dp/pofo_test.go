@@ -262,12 +262,12 @@ func TestCombinedIncumbent(t *testing.T) {
 		n = 40
 	}
 	for k := 0; k < n; k++ {
-		c := tinyChain(r, k)
+		c := instances.RandomTiny(r, k)
 		peak := storeAllPeak(c)
 		beta := float64(1 + r.IntN(4))
 		budget := peak/2 + r.Int64N(peak-peak/2+1)
 		for _, f := range []int64{1, 1 << 30} {
-			cc := scaled(c, f)
+			cc := c.Scaled(f)
 			for _, slots := range []int{8, 64} {
 				plain, err := dp.Combined(cc, budget*f, beta*float64(f), dp.CombinedOptions{Slots: slots})
 				require.NoError(t, err)
@@ -292,12 +292,12 @@ func TestCombinedIncumbent(t *testing.T) {
 	r = rand.New(rand.NewPCG(7, 2021))
 	runs := 0
 	for k := 0; k < 2*n; k++ {
-		c := tinyChain(r, k)
+		c := instances.RandomTiny(r, k)
 		peak := storeAllPeak(c)
 		beta := float64(1 + r.IntN(4))
 		budget := peak/2 + r.Int64N(peak-peak/2+1)
 		for _, f := range []int64{1, 1 << 30} {
-			cc := scaled(c, f)
+			cc := c.Scaled(f)
 			for _, opt := range []dp.CombinedOptions{{Slots: 64, LinkSlots: 4}, {Slots: 64, LinkSlots: 16}, {Slots: 32, LinkSlots: 8}} {
 				dp.SetPofoNoBounds(true)
 				without, err := dp.Combined(cc, budget*f, beta*float64(f), opt)
