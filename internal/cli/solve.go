@@ -1,14 +1,9 @@
 package cli
 
 import (
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,8 +12,7 @@ import (
 
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/model"
-	"github.com/memsched/memsched/model/lpfile"
-	"github.com/memsched/memsched/model/mpsfile"
+	"github.com/memsched/memsched/model/modelfile"
 )
 
 // SolveOptions are the flags of `memsched solve`.
@@ -81,38 +75,9 @@ func bindSolveFlags(f *pflag.FlagSet, opts *SolveOptions) {
 	f.IntVar(&opts.Threads, "threads", 0, "solver threads (0: solver default)")
 }
 
-// readModel reads an .mps file with memsched's MPS reader and an .lp file with its CPLEX LP
-// reader, either of them gzip-compressed when the name ends in .gz; both name the offending line
-// of a malformed file.
-func readModel(path string) (*model.Model, error) {
-	name := strings.ToLower(path)
-	gz := strings.HasSuffix(name, ".gz")
-	name = strings.TrimSuffix(name, ".gz")
-	var read func(io.Reader, string) (*model.Model, error)
-	switch filepath.Ext(name) {
-	case ".mps":
-		read = mpsfile.Read
-	case ".lp":
-		read = lpfile.Read
-	default:
-		return nil, fmt.Errorf("%s: unknown extension (want .mps or .lp, optionally .gz)", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if gz {
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		defer z.Close()
-		r = z
-	}
-	return read(r, path)
-}
+// readModel reads a model file as `memsched solve` does: by its extension, .mps, .lp, .mps.gz or
+// .lp.gz; a malformed file is a ParseError naming the line.
+func readModel(path string) (*model.Model, error) { return modelfile.Read(path) }
 
 func runSolve(opts *SolveOptions, io *IO) error {
 	if opts.TimeLimit < 0 || math.IsNaN(opts.TimeLimit) {
