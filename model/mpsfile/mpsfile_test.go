@@ -257,6 +257,7 @@ func TestRefusals(t *testing.T) {
 		{"SOS", "SOS\n S1 SOS s\nENDATA\n", "line 9: section SOS (special ordered sets) is outside"},
 		{"indicator", "INDICATORS\n IF c x 1\nENDATA\n", "line 9: section INDICATORS (indicator constraints) is outside"},
 		{"unknown row", "    z e 1\nENDATA\n", `line 9: unknown row "e"`},
+		{"bound without a value", "BOUNDS\n UP bnd x\nENDATA\n", `line 10: UP bound on column "x" without a value`},
 		{"trailing comment", "    z c 1 $ note\nENDATA\n", `line 9: text "$" after the fields: only a '*' in column 1 starts a comment`},
 	}
 	for _, c := range cases {
@@ -286,7 +287,7 @@ func TestAgreedReadings(t *testing.T) {
 	_, coefs := m.RowTerms(0)
 	assert.Equal(t, []float64{1}, coefs)
 
-	for _, sense := range []string{"OBJSENSE MAX\n", "OBJSENSE\n    MAXIMIZE\n", "OBJSENCE\n    max\n"} {
+	for _, sense := range []string{"OBJSENSE MAX\n", "OBJSENSE\n    MAXIMIZE\n", "OBJSENCE\n    max\n", "OBJSENSE\nMAX\n"} {
 		m, err := read(t, "NAME s\n"+sense+"ROWS\n N obj\nCOLUMNS\n    x obj 1\nENDATA\n")
 		require.NoError(t, err, sense)
 		s, _, _ := m.Objective()

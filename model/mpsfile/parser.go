@@ -415,6 +415,8 @@ func (p *parser) boundLine(raw []byte, f []string) error {
 		_, isCol1 := p.colIdx[elem(f, 1)]
 		_, isCol2 := p.colIdx[elem(f, 2)]
 		switch {
+		case !noValue && len(f) == 3 && !isCol1 && isCol2:
+			return p.fail("%s bound on column %q without a value", kind, f[2])
 		case !noValue && len(f) == 3:
 			col, val = f[1], f[2]
 		case !noValue && len(f) == 4:

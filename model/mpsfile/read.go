@@ -143,6 +143,9 @@ func parse(lines [][]byte, source string, fixed bool) (*model.Model, error) {
 		text := string(raw)
 		f := strings.Fields(text)
 		head := strings.ToUpper(f[0])
+		if section == "OBJSENSE" && len(f) == 1 && p.sense(head) == nil {
+			continue // MAX or MIN, indented or not (HiGHS reads both)
+		}
 		// A header starts in column 1; a line holding only a section keyword is one too
 		// (HiGHS reads indented headers; no data line has a single field).
 		if raw[0] != ' ' && raw[0] != '\t' || len(f) == 1 && (known[head] || unsupported[head] != "") {
