@@ -8,7 +8,7 @@ ROOT := $(CURDIR)
 export PKG_CONFIG_PATH := $(ROOT)/.deps/pkgconfig
 export CGO_CFLAGS := -I/usr/include/lpsolve
 export CGO_LDFLAGS := -llpsolve55 -lcolamd -ldl -lm
-PURE := ./instances/... ./schedule/... ./model/... ./dp/... ./heuristics/... ./verify/...
+PURE := ./instances/... ./schedule/... ./model/... ./dp/... ./heuristics/... ./verify/... ./lever/...
 
 .PHONY: all setup build test test-pure bench bench-peers demo fmt vet clean
 

@@ -10,7 +10,7 @@ import (
 	heur "github.com/memsched/memsched/heuristics/actoffload"
 	"github.com/memsched/memsched/instances"
 	act "github.com/memsched/memsched/instances/actoffload"
-	"github.com/memsched/memsched/verify/timed"
+	leveract "github.com/memsched/memsched/lever/actoffload"
 )
 
 // ActOffload is the activation-offloading lever (001's Problem 1, SPEC §2): activations leave
@@ -35,9 +35,6 @@ func (ActOffload) Skip(in Input) string {
 	return ""
 }
 
-// ActStrategies lists the activation-offloading strategies in report order.
-var ActStrategies = []string{"none", "greedy", "dynprog", "vdnn", "exact"}
-
 // actExactMaxOps bounds the chains Exact runs on (its search is exponential), and
 // actExactNodes its node budget.
 const (
@@ -45,33 +42,34 @@ const (
 	actExactNodes  = 2_000_000
 )
 
-// ActStrategy runs one strategy; a nil result with a note means it was not run.
-func ActStrategy(p *act.Problem, name string, lowerBound float64) (*heur.Result, string, error) {
-	switch name {
-	case "none":
-		r, err := heur.Ordered(p, nil)
-		return r, "", err
-	case "greedy":
-		r, err := heur.Greedy(p)
-		return r, "", err
-	case "dynprog":
-		r, err := dp.DynProg(p, dp.ActOptions{})
-		return r, "", err
-	case "vdnn":
-		r, err := heur.VDNN(p, heur.VDNNBoth)
-		return r, "", err
-	case "exact":
-		if p.L()+1 > actExactMaxOps {
-			return nil, fmt.Sprintf("not run: %d operations (exact search up to %d)", p.L()+1, actExactMaxOps), nil
-		}
-		r, st, err := heur.Exact(p, heur.ExactOptions{LowerBound: lowerBound, MaxNodes: actExactNodes})
-		note := "optimal among no-wait schedules"
-		if st != heur.Optimal {
-			note = "best found (node limit)"
-		}
-		return r, note, err
+// actStrategyRow runs one strategy of the registry (validated by verify/timed there) with
+// certify's settings: DYNPROG with the default slots, the exact search only on chains of at
+// most actExactMaxOps operations, stopped at the lower bound lb or actExactNodes nodes.
+func actStrategyRow(p *act.Problem, st leveract.Strategy, lb float64) (Row, error) {
+	row := Row{Strategy: st.Name}
+	if st.Name == "exact" && p.L()+1 > actExactMaxOps {
+		row.Note = fmt.Sprintf("not run: %d operations (exact search up to %d)", p.L()+1, actExactMaxOps)
+		return row, nil
 	}
-	panic("report: unknown act-offload strategy " + name)
+	out, err := st.Run(p, leveract.Options{LowerBound: lb, MaxNodes: actExactNodes})
+	if err != nil {
+		return row, fmt.Errorf("%s: %w", st.Name, err)
+	}
+	switch out.Status {
+	case heur.Optimal.String():
+		row.Note = "optimal among no-wait schedules"
+	case heur.NodeLimit.String():
+		row.Note = "best found (node limit)"
+	}
+	r := out.Result
+	if !r.Feasible {
+		if row.Note == "" {
+			row.Note = "no schedule of this strategy fits"
+		}
+		return row, nil
+	}
+	row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, r.Report.Makespan, r.Report.Peak
+	return row, nil
 }
 
 // ActSweepDPStages is the most operations on which a sweep runs DYNPROG and the interruptible
@@ -128,16 +126,15 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 	for _, b := range lr.Bounds {
 		lb = math.Max(lb, b.Value)
 	}
-	for _, name := range ActStrategies {
+	for _, st := range leveract.Strategies {
+		if st.Use&leveract.InCertify == 0 {
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			return lr, err
 		}
 		start := time.Now()
-		r, note, err := ActStrategy(p, name, lb)
-		if err != nil {
-			return lr, fmt.Errorf("%s: %w", name, err)
-		}
-		row, err := actRow(p, name, r, note)
+		row, err := actStrategyRow(p, st, lb)
 		if err != nil {
 			return lr, err
 		}
@@ -145,23 +142,6 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 		lr.Rows = append(lr.Rows, row)
 	}
 	return lr, nil
-}
-
-// actRow re-validates a strategy's schedule with verify/timed.
-func actRow(p *act.Problem, name string, r *heur.Result, note string) (Row, error) {
-	row := Row{Strategy: name, Note: note}
-	if r == nil || !r.Feasible {
-		if row.Note == "" {
-			row.Note = "no schedule of this strategy fits"
-		}
-		return row, nil
-	}
-	rep, err := timed.Check(p, r.Schedule)
-	if err != nil {
-		return row, fmt.Errorf("%s returned an invalid schedule: %w", name, err)
-	}
-	row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, rep.Makespan, rep.Peak
-	return row, nil
 }
 
 // weightsFillBound is the infeasibility proof when the resident weights alone fill the budget.

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/memsched/memsched/dp"
-	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
+	leverremat "github.com/memsched/memsched/lever/remat"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/oracle"
@@ -32,9 +32,6 @@ func (Remat) Name() string { return "remat" }
 // Skip returns "": every chain can be rematerialized.
 func (Remat) Skip(Input) string { return "" }
 
-// RematStrategies lists the strategies of the remat lever in report order.
-var RematStrategies = []string{"persistent", "floating", "revolve", "sequential", "store-all"}
-
 // Run computes every strategy and bound.
 func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	lr := LeverReport{Lever: "remat", Measure: "makespan"}
@@ -52,7 +49,7 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	// floating waits for the bounds: when the exact C_FL table in bytes is within reach, its
 	// sequence is the floating row (the optimum of the class) and no slotted table is built.
 	slottedFloating := floatingOutOfReach(c.Len(), nslots, maxFloatingBytes)
-	names := append([]string(nil), RematStrategies...)
+	names := leverremat.Names(leverremat.InCertify)
 	rows := make([]Row, len(names))
 	seqs := make([]schedule.Sequence, len(names))
 	skip := make([]bool, len(names))
@@ -96,11 +93,13 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 				if errs[i] = ctx.Err(); errs[i] != nil {
 					return
 				}
-				var err error
-				if seq, err = RematStrategy(c, budget, name, slots); err != nil {
+				st, _ := leverremat.Lookup(name)
+				out, err := st.Run(c, budget, leverremat.Options{DP: slots})
+				if err != nil {
 					errs[i] = fmt.Errorf("%s: %w", name, err)
 					return
 				}
+				seq = out.Sequence
 			}
 			seqs[i] = seq
 			rows[i], errs[i] = rematRow(c, budget, name, seq)
@@ -242,35 +241,6 @@ func refine(ctx context.Context, in Input, lr *LeverReport, nslots int, deadline
 	if steps > 0 {
 		lr.Notes = append(lr.Notes, fmt.Sprintf("refined: C_FL with %d → %d slots within the time limit (bound and floating sequence)", nslots, slots))
 	}
-}
-
-// RematStrategy returns the sequence of one strategy under budget, or nil when the strategy
-// has none that fits.
-func RematStrategy(c *instances.Chain, budget int64, name string, opt dp.Options) (schedule.Sequence, error) {
-	switch name {
-	case "persistent":
-		r, err := dp.SolvePersistent(c, budget, opt)
-		return r.Sequence, err
-	case "floating":
-		r, err := dp.SolveFloating(c, budget, opt)
-		return r.Sequence, err
-	case "revolve":
-		t, err := dp.NewRevolve(c, budget, opt)
-		if err != nil {
-			return nil, err
-		}
-		r, err := t.Solve(budget)
-		return r.Sequence, err
-	case "sequential":
-		r, ok, err := checkpoint.BestSequential(c, budget)
-		if !ok {
-			return nil, err
-		}
-		return r.Sequence, err
-	case "store-all":
-		return checkpoint.StoreAll(c), nil
-	}
-	panic("report: unknown remat strategy " + name)
 }
 
 // rematRow replays seq with the simulator; a sequence that does not replay is a bug.

@@ -14,9 +14,11 @@ import (
 	"github.com/memsched/memsched/instances"
 	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/instances/offload"
+	leveract "github.com/memsched/memsched/lever/actoffload"
+	leverremat "github.com/memsched/memsched/lever/remat"
+	"github.com/memsched/memsched/lever/weightoffload"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/oracle"
-	"github.com/memsched/memsched/verify/periodic"
 )
 
 // SweepOptions describe a sweep over budgets.
@@ -283,17 +285,11 @@ func (s *sweeper) remat(ctx context.Context) {
 			defer tablesDone.Done()
 			var t solver
 			var err error
-			switch name {
-			case "persistent":
-				t, err = dp.NewPersistent(c, top, opt)
-			case "revolve":
-				t, err = dp.NewRevolve(c, top, opt)
-			default:
-				if exactFL != nil {
-					t = exactFL
-				} else {
-					t, err = dp.NewFloating(c, top, opt)
-				}
+			if name == "floating" && exactFL != nil {
+				t = exactFL
+			} else {
+				st, _ := leverremat.Lookup(name)
+				t, _, _, err = st.Table(c, top, leverremat.Options{DP: opt})
 			}
 			if err != nil {
 				return fmt.Errorf("%s table: %w", name, err)
@@ -435,16 +431,10 @@ func (s *sweeper) weights(ctx context.Context) {
 				return err
 			}
 			pt := Point{Lever: "weight-offload", Budget: b}
-			for _, name := range WeightStrategies {
-				row := Row{Strategy: name}
-				if sch, why := WeightStrategy(p, name); sch != nil {
-					r, err := periodic.Validate(p, sch)
-					if err != nil {
-						return fmt.Errorf("%s returned an invalid schedule at %d B: %w", name, b, err)
-					}
-					row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, r.Period, r.Peak
-				} else {
-					row.Note = why
+			for _, st := range weightoffload.Strategies {
+				row, err := weightRow(p, st)
+				if err != nil {
+					return fmt.Errorf("at %d B: %w", b, err)
 				}
 				pt.Rows = append(pt.Rows, row)
 			}
@@ -482,17 +472,13 @@ func (s *sweeper) acts(ctx context.Context) {
 				lb = math.Max(lb, bd.Value)
 			}
 			pt := Point{Lever: "act-offload", Budget: b}
-			for _, name := range ActStrategies {
-				if name == "dynprog" && !withDP {
+			for _, st := range leveract.Strategies {
+				if st.Use&leveract.InCertify == 0 || st.Name == "dynprog" && !withDP {
 					continue
 				}
-				r, note, err := ActStrategy(p, name, lb)
+				row, err := actStrategyRow(p, st, lb)
 				if err != nil {
-					return fmt.Errorf("%s at %d B: %w", name, b, err)
-				}
-				row, err := actRow(p, name, r, note)
-				if err != nil {
-					return err
+					return fmt.Errorf("at %d B: %w", b, err)
 				}
 				pt.Rows = append(pt.Rows, row)
 			}

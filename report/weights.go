@@ -6,12 +6,11 @@ import (
 	"math"
 	"time"
 
-	heur "github.com/memsched/memsched/heuristics/offload"
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/offload"
+	"github.com/memsched/memsched/lever/weightoffload"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/weightlb"
-	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify/periodic"
 )
 
@@ -40,31 +39,6 @@ func (WeightOffload) Skip(in Input) string {
 	return "the chain has no weights (w = 0 on every stage)"
 }
 
-// WeightStrategies lists the weight-offloading strategies in report order.
-var WeightStrategies = []string{"greedy", "greedy-nodiscount", "greedy-reserve", "l2l"}
-
-// WeightStrategy runs one strategy; a nil schedule with a reason means it found none.
-func WeightStrategy(p *offload.Problem, name string) (*schedule.Periodic, string) {
-	var s *schedule.Periodic
-	var err error
-	switch name {
-	case "greedy":
-		_, s, _, err = heur.Greedy(p, true)
-	case "greedy-nodiscount":
-		_, s, _, err = heur.Greedy(p, false)
-	case "greedy-reserve":
-		_, s, _, err = heur.GreedyReserve(p, true)
-	case "l2l":
-		s, _, err = heur.L2L(p)
-	default:
-		panic("report: unknown weight-offload strategy " + name)
-	}
-	if err != nil {
-		return nil, err.Error()
-	}
-	return s, ""
-}
-
 // Run computes every strategy and bound.
 func (WeightOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 	lr := LeverReport{Lever: "weight-offload", Measure: "period"}
@@ -72,22 +46,14 @@ func (WeightOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 	if err != nil {
 		return lr, err
 	}
-	for _, name := range WeightStrategies {
+	for _, st := range weightoffload.Strategies {
 		if err := ctx.Err(); err != nil {
 			return lr, err
 		}
 		start := time.Now()
-		row := Row{Strategy: name}
-		s, why := WeightStrategy(p, name)
-		if s == nil {
-			row.Note = why
-		} else {
-			// The heuristics validate; validate again here, independently of them.
-			r, err := periodic.Validate(p, s)
-			if err != nil {
-				return lr, fmt.Errorf("%s returned an invalid schedule: %w", name, err)
-			}
-			row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, r.Period, r.Peak
+		row, err := weightRow(p, st)
+		if err != nil {
+			return lr, err
 		}
 		row.Seconds = time.Since(start).Seconds()
 		lr.Rows = append(lr.Rows, row)
@@ -119,6 +85,21 @@ func (WeightOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 	}
 	lr.Rows = append(lr.Rows, row)
 	return lr, nil
+}
+
+// weightRow runs one strategy of the registry (validated by verify/periodic there).
+func weightRow(p *offload.Problem, st weightoffload.Strategy) (Row, error) {
+	row := Row{Strategy: st.Name}
+	out, err := st.Run(p)
+	if err != nil {
+		return row, err
+	}
+	if !out.Feasible {
+		row.Note = out.Reason
+		return row, nil
+	}
+	row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, out.Report.Period, out.Report.Peak
+	return row, nil
 }
 
 // WeightTrivialBounds returns the closed-form bounds: Σu (no idle time) and the forced

@@ -4,8 +4,19 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 
 	"github.com/memsched/memsched/internal/cli"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	setup()
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// setup makes a crash distinguishable from bad input. Go's runtime exits with status 2 on a
+// fatal error (an unrecovered panic, a signal in C code, out of memory), the status memsched
+// gives bad input; with the traceback level "crash" it prints the traceback and aborts with
+// SIGABRT instead (shell status 134). A panic inside a command is caught by cli.Main (status
+// 70); this covers what it cannot catch.
+func setup() { debug.SetTraceback("crash") }

@@ -14,6 +14,7 @@ import (
 	"github.com/memsched/memsched/instances"
 	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/instances/reduce"
+	leveract "github.com/memsched/memsched/lever/actoffload"
 	"github.com/memsched/memsched/schedule"
 )
 
@@ -27,7 +28,8 @@ type ActOptions struct {
 	MaxNodes int
 }
 
-var actAlgos = []string{"greedy", "dynprog", "vdnn", "vdnn-all", "vdnn-half", "exact"}
+// actAlgos are the strategies of the registry (lever/actoffload): --algo names one of them.
+var actAlgos = leveract.Names(0)
 
 func (o *ActOptions) problem() (*act.Problem, error) {
 	if o.ChainFile == "" || o.Mem == "" {
@@ -144,27 +146,12 @@ func actBounds(p *act.Problem, o *ActOptions, exact *hact.Result) (ActBounds, er
 }
 
 func runActAlgo(p *act.Problem, o *ActOptions, algo string) (*hact.Result, string, error) {
-	switch algo {
-	case "greedy":
-		r, err := hact.Greedy(p)
-		return r, "", err
-	case "dynprog":
-		r, err := dp.DynProg(p, o.dpOptions())
-		return r, "", err
-	case "vdnn":
-		r, err := hact.VDNN(p, hact.VDNNBoth)
-		return r, "", err
-	case "vdnn-all":
-		r, err := hact.VDNN(p, hact.VDNNAll)
-		return r, "", err
-	case "vdnn-half":
-		r, err := hact.VDNN(p, hact.VDNNHalf)
-		return r, "", err
-	case "exact":
-		r, st, err := hact.Exact(p, hact.ExactOptions{LowerBound: p.Fractional(), MaxNodes: o.MaxNodes})
-		return r, st.String(), err
+	st, ok := leveract.Lookup(algo)
+	if !ok {
+		return nil, "", usageErrorf("--algo: unknown %q (want %s or all)", algo, strings.Join(actAlgos, ", "))
 	}
-	return nil, "", usageErrorf("--algo: unknown %q (want %s or all)", algo, strings.Join(actAlgos, ", "))
+	out, err := st.Run(p, leveract.Options{DP: o.dpOptions(), LowerBound: p.Fractional(), MaxNodes: o.MaxNodes})
+	return out.Result, out.Status, err
 }
 
 func actResult(algo string, r *hact.Result, status string, best float64) ActResult {
@@ -188,7 +175,7 @@ func actResult(algo string, r *hact.Result, status string, best float64) ActResu
 func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	algos := []string{o.Algo}
 	if o.Algo == "all" {
-		algos = []string{"greedy", "dynprog", "vdnn", "exact"}
+		algos = leveract.Names(leveract.InAll)
 	}
 	type run struct {
 		algo, status string
@@ -250,6 +237,15 @@ func printActBounds(w *tabwriter.Writer, b ActBounds) {
 	}
 }
 
+// actAlgoHelp lists offload-act's algorithms for its help: the registry's strategies and all.
+func actAlgoHelp() string {
+	var es []helpEntry
+	for _, st := range leveract.Strategies {
+		es = append(es, helpEntry{st.Name, st.Summary})
+	}
+	return strategyHelp(append(es, helpEntry{"all", strings.Join(leveract.Names(leveract.InAll), ", ") + " in one table"}))
+}
+
 func newOffloadActCmd(io *IO) *cobra.Command {
 	o := &ActOptions{}
 	cmd := &cobra.Command{
@@ -258,7 +254,9 @@ func newOffloadActCmd(io *IO) *cobra.Command {
 		Long: `offload-act maps the chain to 001's model (x_0 = a^0, x_i = ā^i, y_i = δ^i, ex = o_f/o_b) and
 builds a schedule with GREEDY (001 §4.2), DYNPROG (001 §5.3), VDNN (001 §6.1) or the exact search
 (small chains), validated by verify/timed, next to the certified bounds
-LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs/act-offload.md).`,
+LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs/act-offload.md).
+Algorithms:
+` + actAlgoHelp(),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Algo != "all" && !contains(actAlgos, o.Algo) {
@@ -304,7 +302,7 @@ LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs
 		},
 	}
 	o.flags(cmd)
-	cmd.Flags().StringVar(&o.Algo, "algo", "all", "greedy|dynprog|vdnn|vdnn-all|vdnn-half|exact|all")
+	cmd.Flags().StringVar(&o.Algo, "algo", "all", strings.Join(actAlgos, "|")+"|all")
 	cmd.Flags().IntVar(&o.Slots, "slots", dp.DefaultSlots, "DYNPROG memory slots S (001 §5.3.2)")
 	cmd.Flags().BoolVar(&o.Exact, "exact", false, "DYNPROG without rounding (slots of gcd of the sizes; small integer instances)")
 	cmd.Flags().IntVar(&o.MaxNodes, "max-nodes", 2_000_000, "node limit of the exact search")

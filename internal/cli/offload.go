@@ -4,15 +4,16 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	heur "github.com/memsched/memsched/heuristics/offload"
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/offload"
+	"github.com/memsched/memsched/lever/weightoffload"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/weightlb"
 	"github.com/memsched/memsched/model"
@@ -82,9 +83,22 @@ type OffloadReport struct {
 	Reason    string             `json:"reason,omitempty"`
 }
 
-// offloadAlgos are the algorithms of offload-weights, in the order --algo all reports them
-// ("milp" only where a MILP solver is compiled in).
-var offloadAlgos = []string{"greedy", "greedy-nodiscount", "greedy-reserve", "l2l", "milp"}
+// offloadAlgos are the algorithms of offload-weights, in the order --algo all reports them:
+// the registry's strategies, then "milp" (only where a MILP solver is compiled in).
+var offloadAlgos = append(weightoffload.Names(), "milp")
+
+// weightsAlgoHelp lists offload-weights' algorithms for its help: the registry's strategies,
+// milp and all.
+func weightsAlgoHelp() string {
+	var es []helpEntry
+	for _, st := range weightoffload.Strategies {
+		es = append(es, helpEntry{st.Name, st.Summary})
+	}
+	es = append(es,
+		helpEntry{"milp", "MILP-guided: the offloading choices of the lower-bound MILP's incumbent, scheduled by Alg. 2 (needs a MILP solver; --solver, --time-limit)"},
+		helpEntry{"all", "every algorithm in one table; with --bound also the certified lower bound of `memsched bound` and each period's ratio to it"})
+	return strategyHelp(es)
+}
 
 // boundSettings say how the MILP of the bound (and of --algo milp) is solved.
 type boundSettings struct {
@@ -97,39 +111,39 @@ type boundSettings struct {
 // given (the bound already solved), else solves the MILP under bs.
 func runOffloadAlgo(p *offload.Problem, algo string, bs boundSettings, cert *weightlb.Certified) (OffloadReport, error) {
 	rep := OffloadReport{Algorithm: algo, Selection: []string{}}
-	var s *schedule.Periodic
-	var r periodic.Report
-	var sel heur.Selection
-	var err error
-	switch algo {
-	case "greedy":
-		sel, s, r, err = heur.Greedy(p, true)
-	case "greedy-nodiscount":
-		sel, s, r, err = heur.Greedy(p, false)
-	case "greedy-reserve":
-		sel, s, r, err = heur.GreedyReserve(p, true)
-	case "l2l":
-		s, r, err = heur.L2L(p)
-	case "milp":
+	var out weightoffload.Outcome
+	if st, ok := weightoffload.Lookup(algo); ok {
+		var err error
+		if out, err = st.Run(p); err != nil {
+			return rep, fmt.Errorf("offload-weights: %w", err)
+		}
+	} else if algo == "milp" {
 		if cert == nil {
+			var err error
 			if cert, err = certifiedBound(p, bs); err != nil {
 				return rep, err
 			}
 		}
-		sel = cert.Selection
-		s, r, err = weightlb.Guided(p, cert)
-	default:
-		return rep, usageErrorf("offload-weights: unknown --algo %q (want greedy, greedy-nodiscount, greedy-reserve, l2l, milp or all)", algo)
+		s, _, err := weightlb.Guided(p, cert)
+		if err != nil {
+			out.Reason = err.Error()
+		} else {
+			// Guided validates; validate again here, independently of it.
+			r, err := periodic.Validate(p, s)
+			if err != nil {
+				return rep, fmt.Errorf("offload-weights: %s returned an invalid schedule: %w", algo, err)
+			}
+			out = weightoffload.Outcome{Feasible: true, Selection: cert.Selection, Schedule: s, Report: r}
+		}
+	} else {
+		return rep, usageErrorf("offload-weights: unknown --algo %q (want %s)", algo, orList(slices.Concat(offloadAlgos, []string{"all"})))
 	}
-	if err != nil {
-		rep.Reason = err.Error()
+	if !out.Feasible {
+		rep.Reason = out.Reason
 		return rep, nil
 	}
-	// The heuristics validate; validate again here, independently of them.
-	if _, err := periodic.Validate(p, s); err != nil {
-		return rep, fmt.Errorf("offload-weights: %s returned an invalid schedule: %w", algo, err)
-	}
-	rep.Feasible, rep.Verified, rep.Schedule = true, true, s
+	r, sel := out.Report, out.Selection
+	rep.Feasible, rep.Verified, rep.Schedule = true, true, out.Schedule
 	rep.Makespan, rep.Idle, rep.Peak, rep.Offloaded = r.Period, r.Idle, r.Peak, r.Offloaded
 	for k := 1; k < len(sel); k++ {
 		if sel[k][1] {
@@ -142,6 +156,14 @@ func runOffloadAlgo(p *offload.Problem, algo string, bs boundSettings, cert *wei
 	return rep, nil
 }
 
+// orList writes names as "a, b, c or d".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 func newOffloadWeightsCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
 	var algo, solver string
@@ -152,16 +174,7 @@ func newOffloadWeightsCmd(io *IO) *cobra.Command {
 		Short: "Weight-offloading schedule of one training iteration (002), validated",
 		Long: `offload-weights decides which layers' weights leave the GPU and when (002), and prints the
 period of the steady state. Algorithms:
-  greedy             002 Alg. 1 (selection by profit, with the discount) + Alg. 2 (greedy
-                     scheduling with the cut-point search and early uploads)
-  greedy-nodiscount  Greedy*: the same without the discount
-  greedy-reserve     Alg. 1 run with room kept for 1–3 weights in flight, then Alg. 2; the
-                     shortest of r = 0..3 (memsched's variant)
-  l2l                layer-to-layer: only the running layer's weights on the GPU
-  milp               MILP-guided: the offloading choices of the lower-bound MILP's incumbent,
-                     scheduled by Alg. 2 (needs a MILP solver; --solver, --time-limit)
-  all                every algorithm in one table; with --bound also the certified lower bound
-                     of ` + "`memsched bound`" + ` and each period's ratio to it
+` + weightsAlgoHelp() + `
 Every schedule is checked by the periodic validator before it is printed.`,
 		Example: `  memsched gen zoo gpt2 --layers 36 --hidden 1280 --heads 20 --batch 8 -o gpt2.json
   memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s

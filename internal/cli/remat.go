@@ -12,11 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/memsched/memsched/dp"
-	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
+	leverremat "github.com/memsched/memsched/lever/remat"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
-	"github.com/memsched/memsched/verify/oracle"
 )
 
 // RematOptions are the flags of `memsched remat`.
@@ -42,8 +41,9 @@ type RematOptions struct {
 // maxExactBudget is the largest budget of --exact: the dynamic programs take at most 2^22 slots.
 const maxExactBudget = 1 << 22
 
-// rematAlgos lists the algorithms of `memsched remat --algo`.
-var rematAlgos = []string{"persistent", "floating", "exhaustive", "store-all", "sequential", "revolve"}
+// rematAlgos lists the algorithms of `memsched remat --algo`: the registry's strategies
+// (lever/remat).
+var rematAlgos = leverremat.Names(0)
 
 // RematReport is the result of `memsched remat` (JSON keys as in the issue).
 type RematReport struct {
@@ -69,6 +69,15 @@ type FrontierPoint struct {
 	Makespan float64 `json:"makespan"`
 }
 
+// rematAlgoHelp lists remat's algorithms for its help: the registry's strategies.
+func rematAlgoHelp() string {
+	var es []helpEntry
+	for _, st := range leverremat.Strategies {
+		es = append(es, helpEntry{st.Name, st.Summary})
+	}
+	return strategyHelp(es)
+}
+
 func newRematCmd(io *IO) *cobra.Command {
 	opts := &RematOptions{}
 	cmd := &cobra.Command{
@@ -76,12 +85,7 @@ func newRematCmd(io *IO) *cobra.Command {
 		Short: "Fastest rematerialization sequence of a chain under a memory budget (004)",
 		Long: `remat computes a rematerialization sequence (F_all / F_ck / F_∅ / B, 004 Table 1) for the
 chain under the budget and replays it with the simulator. Algorithms:
-  persistent  rotor's C_MP dynamic program (best memory-persistent sequence)
-  floating    the C_FL dynamic program (optimal, weakly persistent sequences)
-  exhaustive  exact shortest-path search (small chains only)
-  store-all   no rematerialization (PyTorch default)
-  sequential  PyTorch checkpoint_sequential, best of 1..2√(L+1) segments
-  revolve     Griewank–Walther's AD-model schedule with F_all before each B
+` + rematAlgoHelp() + `
 The dynamic programs divide the budget into --slots slots (sizes rounded up, so sequences
 always fit). --slots exact builds them in bytes instead, keeping each sub-chain's frontier as
 its breakpoints: the exact optimum of the class at every budget, and with --frontier the exact
@@ -140,70 +144,58 @@ func runRemat(opts *RematOptions, io *IO) error {
 	if slots == 0 {
 		dpOpt.Slots = dp.DefaultSlots
 	}
+	lopt := leverremat.Options{DP: dpOpt, Exact: exact, MaxBreakpoints: opts.MaxBreakpoints, FreeDelete: opts.FreeDelete}
+	st, _ := leverremat.Lookup(opts.Algo)
 	rep := RematReport{Algorithm: opts.Algo, Chain: source, Budget: budget, Sequence: schedule.Sequence{}}
-	var tab rematTable
-	if contains([]string{"persistent", "floating", "revolve"}, opts.Algo) && opts.SequenceFile == "" {
-		if tab, rep.Exact, rep.Note, err = newRematTable(c, budget, opts.Algo, exact, dpOpt, dp.ExactOptions{MaxBreakpoints: opts.MaxBreakpoints}); err != nil {
-			return err
+	var out leverremat.Outcome
+	switch {
+	case opts.SequenceFile != "":
+		if opts.Frontier {
+			return usageErrorf("remat: --frontier needs --algo persistent, floating or revolve")
 		}
-		if rep.Note != "" {
-			fmt.Fprintf(io.ErrOut, "memsched: %s\n", rep.Note)
-		}
-	}
-	if opts.Frontier {
-		return rematFrontier(tab, opts.Algo, io)
-	}
-	var seq schedule.Sequence
-	algo := opts.Algo
-	if opts.SequenceFile != "" {
-		algo, rep.Algorithm = "given", "given"
+		rep.Algorithm = "given"
 		data, err := os.ReadFile(opts.SequenceFile)
 		if err != nil {
 			return err
 		}
+		var seq schedule.Sequence
 		if err := json.Unmarshal(data, &seq); err != nil {
 			return fmt.Errorf("%s: %w", opts.SequenceFile, err)
 		}
-	}
-	switch algo {
-	case "persistent", "floating", "revolve":
-		res, err := tab.Solve(budget)
+		// Whatever produced it, the sequence is replayed here before it is reported.
+		if out, err = leverremat.Check(c, budget, seq, simOpt); err != nil {
+			return fmt.Errorf("remat: given returned an invalid sequence: %w", err)
+		}
+	case st.HasTable():
+		tab, ex, note, err := st.Table(c, budget, lopt)
 		if err != nil {
 			return err
 		}
-		seq, rep.SlotSize = res.Sequence, res.SlotSize
-	case "exhaustive":
-		var ok bool
-		seq, _, ok, err = oracle.Remat(c, budget, simOpt)
-		if err != nil {
+		if note != "" {
+			fmt.Fprintf(io.ErrOut, "memsched: %s\n", note)
+		}
+		if opts.Frontier {
+			return rematFrontier(tab, io)
+		}
+		if out, err = st.FromTable(tab, c, budget, lopt); err != nil {
+			return fmt.Errorf("remat: %w", err)
+		}
+		out.Exact, out.Note = ex, note
+	default:
+		if opts.Frontier {
+			return usageErrorf("remat: --frontier needs --algo persistent, floating or revolve")
+		}
+		var le *leverremat.LimitError
+		if out, err = st.Run(c, budget, lopt); errors.As(err, &le) {
 			return &UsageError{err}
-		}
-		if !ok {
-			seq = nil
-		}
-	case "store-all":
-		seq = checkpoint.StoreAll(c)
-	case "sequential":
-		best, ok, err := checkpoint.BestSequential(c, budget)
-		if err != nil {
-			return err
-		}
-		if ok {
-			seq, rep.Segments = best.Sequence, best.Segments
+		} else if err != nil {
+			return fmt.Errorf("remat: %w", err)
 		}
 	}
-	// Whatever produced it, the sequence is replayed here before it is reported.
-	if seq != nil {
-		sim, err := verify.Remat(c, seq, simOpt)
-		if err != nil {
-			return fmt.Errorf("remat: %s returned an invalid sequence: %w", algo, err)
-		}
-		rep.Verified = true
-		rep.Makespan, rep.PeakMemory = sim.Makespan, sim.Peak
-		rep.Feasible = sim.Peak <= budget
-		if rep.Feasible {
-			rep.Sequence = seq
-		}
+	rep.Verified, rep.Feasible, rep.Makespan, rep.PeakMemory = out.Verified, out.Feasible, out.Makespan, out.Peak
+	rep.SlotSize, rep.Exact, rep.Note, rep.Segments = out.SlotSize, out.Exact, out.Note, out.Segments
+	if rep.Feasible {
+		rep.Sequence = out.Sequence
 	}
 	if io.JSON {
 		return io.PrintJSON(rep)
@@ -238,12 +230,6 @@ func runRemat(opts *RematOptions, io *IO) error {
 	return w.Flush()
 }
 
-// rematTable is a filled dynamic-programming table: slotted or exact, any of the three.
-type rematTable interface {
-	Solve(budget int64) (dp.Result, error)
-	Frontier() []dp.Point
-}
-
 // parseSlots reads --slots: a positive number of slots, or "exact" (slots = 0).
 func parseSlots(v string) (slots int, exact bool, err error) {
 	if strings.EqualFold(v, "exact") {
@@ -256,48 +242,7 @@ func parseSlots(v string) (slots int, exact bool, err error) {
 	return n, false, nil
 }
 
-// newRematTable fills the table of algo for budget: exact in bytes when asked, falling back to
-// opt's slots — with a note saying so — when the exact frontiers outgrow their cap.
-func newRematTable(c *instances.Chain, budget int64, algo string, exact bool, opt dp.Options, eopt dp.ExactOptions) (rematTable, bool, string, error) {
-	if exact {
-		var t rematTable
-		var err error
-		switch algo {
-		case "persistent":
-			t, err = dp.NewPersistentExact(c, budget, eopt)
-		case "floating":
-			t, err = dp.NewFloatingExact(c, budget, eopt)
-		default:
-			t, err = dp.NewRevolveExact(c, budget, eopt)
-		}
-		var be *dp.BreakpointError
-		switch {
-		case err == nil:
-			return t, true, "", nil
-		case !errors.As(err, &be):
-			return nil, false, "", err
-		}
-		note := fmt.Sprintf("exact table out of reach (%v); fell back to %d slots", err, opt.Slots)
-		t, _, _, err = newRematTable(c, budget, algo, false, opt, eopt)
-		return t, false, note, err
-	}
-	switch algo {
-	case "persistent":
-		t, err := dp.NewPersistent(c, budget, opt)
-		return t, false, "", err
-	case "floating":
-		t, err := dp.NewFloating(c, budget, opt)
-		return t, false, "", err
-	default:
-		t, err := dp.NewRevolve(c, budget, opt)
-		return t, false, "", err
-	}
-}
-
-func rematFrontier(tab rematTable, algo string, io *IO) error {
-	if tab == nil {
-		return usageErrorf("remat: --frontier needs --algo persistent, floating or revolve")
-	}
+func rematFrontier(tab leverremat.Table, io *IO) error {
 	pts := tab.Frontier()
 	out := make([]FrontierPoint, len(pts))
 	for i, p := range pts {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -55,6 +56,11 @@ const (
 	exitOK    = 0
 	exitError = 1 // the command could not complete (solver failure, I/O)
 	exitUsage = 2 // bad input
+	// exitInternal is a bug caught in a command (a Go panic): sysexits.h's EX_SOFTWARE, never
+	// mistaken for bad input. A crash the command cannot catch (a panic on another goroutine,
+	// a signal in C code, the runtime out of memory) aborts the process with SIGABRT (shell
+	// status 134; cmd/memsched sets the traceback level "crash"), never Go's default 2.
+	exitInternal = 70
 	// exitInterrupted is 128 + SIGINT, as shells report a command stopped by Ctrl-C.
 	exitInterrupted = 130
 )
@@ -122,7 +128,7 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	done := make(chan int, 1)
-	go func() { done <- exitCode(root.ExecuteContext(ctx), errOut) }()
+	go func() { done <- execute(ctx, root, errOut) }()
 	select {
 	case code := <-done:
 		return code
@@ -135,6 +141,18 @@ func Main(args []string, in io.Reader, out, errOut io.Writer) int {
 			return exitInterrupted
 		}
 	}
+}
+
+// execute runs root and returns its exit status. A Go panic in the command is a bug, not bad
+// input: it is printed (message and stack) and exits exitInternal.
+func execute(ctx context.Context, root *cobra.Command, errOut io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(errOut, "memsched: internal error (a bug; please report it with the command line): %v\n%s", r, debug.Stack())
+			code = exitInternal
+		}
+	}()
+	return exitCode(root.ExecuteContext(ctx), errOut)
 }
 
 // exitCode maps an error to an exit status and prints it; the one place that decides.

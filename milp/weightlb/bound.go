@@ -7,6 +7,7 @@ import (
 
 	heur "github.com/memsched/memsched/heuristics/offload"
 	"github.com/memsched/memsched/instances/offload"
+	"github.com/memsched/memsched/lever/weightoffload"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify/periodic"
@@ -70,26 +71,19 @@ func TrivialBounds(p *offload.Problem) (sumU, forced float64, infeasible bool) {
 	return sumU, forced, infeasible
 }
 
-// BestSchedule runs the validated heuristics (L2L, Greedy, Greedy*, Greedy+reserve) and
-// returns the shortest period with its name; ok is false when none finds a schedule.
+// BestSchedule runs the weight-offloading strategies (lever/weightoffload, each validated by
+// verify/periodic) and returns the shortest period with its name; ok is false when none finds
+// a schedule. On a tie the first in report order names it.
 func BestSchedule(p *offload.Problem) (name string, s *schedule.Periodic, rep periodic.Report, ok bool) {
-	try := func(n string, s1 *schedule.Periodic, r periodic.Report, err error) {
-		if err != nil {
-			return
+	for _, st := range weightoffload.Strategies {
+		out, err := st.Run(p)
+		if err != nil || !out.Feasible {
+			continue
 		}
-		// Validate again, independently of the heuristic's own check.
-		if r2, err := periodic.Validate(p, s1); err == nil && (!ok || r2.Period < rep.Period) {
-			name, s, rep, ok = n, s1, r2, true
+		if !ok || out.Report.Period < rep.Period {
+			name, s, rep, ok = st.Name, out.Schedule, out.Report, true
 		}
 	}
-	s1, r, err := heur.L2L(p)
-	try("l2l", s1, r, err)
-	_, s1, r, err = heur.Greedy(p, true)
-	try("greedy", s1, r, err)
-	_, s1, r, err = heur.Greedy(p, false)
-	try("greedy-nodiscount", s1, r, err)
-	_, s1, r, err = heur.GreedyReserve(p, true)
-	try("greedy-reserve", s1, r, err)
 	return name, s, rep, ok
 }
 

@@ -1,0 +1,130 @@
+// Package actoffload is the registry of the activation-offloading lever's strategies (001's
+// Problem 1, SPEC §2): each one's name, what it does, how it runs, and the independent
+// validation of its schedule by verify/timed. The offload-act command, certify and the sweep
+// enumerate Strategies, so that a strategy is defined once.
+package actoffload
+
+import (
+	"fmt"
+
+	"github.com/memsched/memsched/dp"
+	heur "github.com/memsched/memsched/heuristics/actoffload"
+	act "github.com/memsched/memsched/instances/actoffload"
+	"github.com/memsched/memsched/verify/timed"
+)
+
+// Use says where a strategy runs without being named.
+type Use uint8
+
+const (
+	// InAll: in the command's --algo all.
+	InAll Use = 1 << iota
+	// InCertify: in certify and the sweep.
+	InCertify
+)
+
+// Options tune the strategies that have settings.
+type Options struct {
+	// DP is DYNPROG's discretization (dynprog).
+	DP dp.ActOptions
+	// LowerBound is a certified lower bound at which the exact search stops (0: its own,
+	// 001 Prop. 3).
+	LowerBound float64
+	// MaxNodes bounds the exact search (0: its default).
+	MaxNodes int
+}
+
+// Strategy is one activation-offloading strategy.
+type Strategy struct {
+	// Name is the strategy's name in the CLI and the reports.
+	Name string
+	// Summary says what it does, in one line, for help texts.
+	Summary string
+	// Use says where it runs without being named.
+	Use Use
+	run func(p *act.Problem, o Options) (*heur.Result, string, error)
+}
+
+func plain(f func(p *act.Problem) (*heur.Result, error)) func(*act.Problem, Options) (*heur.Result, string, error) {
+	return func(p *act.Problem, _ Options) (*heur.Result, string, error) {
+		r, err := f(p)
+		return r, "", err
+	}
+}
+
+// Strategies are the activation-offloading strategies, in report order.
+var Strategies = []Strategy{
+	{"none", "no offloading (feasible only when everything fits)", InCertify,
+		plain(func(p *act.Problem) (*heur.Result, error) { return heur.Ordered(p, nil) })},
+	{"greedy", "001 §4.2: Thm 2's eager set rounded up to whole activations", InAll | InCertify, plain(heur.Greedy)},
+	{"dynprog", "001 §5.3: DYNPROG's offload set, scheduled no-wait (sizes rounded up to slots)", InAll | InCertify,
+		func(p *act.Problem, o Options) (*heur.Result, string, error) {
+			r, err := dp.DynProg(p, o.DP)
+			return r, "", err
+		}},
+	{"vdnn", "001 §6.1: offload the activations whose u_F/|x| is above a threshold, or every other one of them; best over all thresholds", InAll | InCertify,
+		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNBoth) })},
+	{"vdnn-all", "vDNN's variant: every activation above the threshold", 0,
+		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNAll) })},
+	{"vdnn-half", "vDNN++'s variant: every other activation above the threshold", 0,
+		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNHalf) })},
+	{"exact", "branch and bound over offload sets and link orders (small chains): optimal among no-wait schedules when it finishes", InAll | InCertify,
+		func(p *act.Problem, o Options) (*heur.Result, string, error) {
+			r, st, err := heur.Exact(p, heur.ExactOptions{LowerBound: o.LowerBound, MaxNodes: o.MaxNodes})
+			return r, st.String(), err
+		}},
+}
+
+// Names returns the names of the strategies with every bit of use (0: all of them), in
+// report order.
+func Names(use Use) []string {
+	var out []string
+	for _, s := range Strategies {
+		if s.Use&use == use {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// Lookup returns the strategy called name.
+func Lookup(name string) (Strategy, bool) {
+	for _, s := range Strategies {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Strategy{}, false
+}
+
+// Outcome is a strategy's result on one problem.
+type Outcome struct {
+	// Result is the strategy's schedule (Feasible false when it found none); its Report is
+	// verify/timed's replay, made here.
+	Result *heur.Result
+	// Status is the exact search's status (optimal or node-limit); empty for the others.
+	Status string
+}
+
+// Run runs the strategy on p and validates its schedule again with verify/timed,
+// independently of the strategy's own check. Finding no schedule is an outcome; a schedule
+// that does not validate is an error (a bug), as is bad input.
+func (s Strategy) Run(p *act.Problem, o Options) (Outcome, error) {
+	r, st, err := s.run(p, o)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if r == nil {
+		r = &heur.Result{}
+	}
+	if !r.Feasible {
+		return Outcome{Result: r, Status: st}, nil
+	}
+	rep, err := timed.Check(p, r.Schedule)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%s returned an invalid schedule: %w", s.Name, err)
+	}
+	checked := *r
+	checked.Report = rep
+	return Outcome{Result: &checked, Status: st}, nil
+}
