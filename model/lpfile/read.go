@@ -21,8 +21,9 @@ type ParseError = model.ParseError
 // (also binary, bin) and End, in any order after the objective; "\" comments; terms
 // "[+|-] [number] name" spread over lines; rows "[name:] expr op rhs" and
 // "[name:] lo <= expr <= hi"; bounds "x free", "lo <= x <= hi", "x >= lo", "x <= hi", "x = v",
-// with -inf/+inf/infinity. Variables are numbered in order of first appearance; their default
-// bounds are [0, +inf). The conventions — those of HiGHS and CBC where they agree, a ParseError
+// with -inf/+inf/infinity; a "\ Problem name: NAME" comment before the objective names the
+// model (else it is named source). Variables are numbered in order of first appearance; their
+// default bounds are [0, +inf). The conventions — those of HiGHS and CBC where they agree, a ParseError
 // where they do not — are documented in docs/modeling.md; in short:
 //
 //   - section keywords are recognized anywhere a token starts, except before a colon (a row may
