@@ -141,6 +141,7 @@ func TestModelFiles(t *testing.T) {
 			if assert.ErrorAs(t, err, &pe, mf.Name) {
 				assert.Greater(t, pe.Line, 0, mf.Name)
 				assert.Contains(t, pe.Msg, mf.Memsched.Text, mf.Name)
+				assert.Contains(t, err.Error(), filepath.Base(mf.Name)+": line ", "the file is named")
 			}
 			continue
 		}
