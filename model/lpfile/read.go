@@ -351,6 +351,15 @@ func (p *lpParser) rowsSection() error {
 		if err != nil {
 			return err
 		}
+		if e.Constant != 0 {
+			// x - 1 >= 2: HiGHS 1.15 drops the constant (x >= 2, its own test asserts it), CBC
+			// refuses the row, the algebra says x >= 3. Three meanings: refuse.
+			what := "the row"
+			if name != "" {
+				what = fmt.Sprintf("row %q", name)
+			}
+			return p.fail(ln, "constant %g among the terms of %s: HiGHS drops it, CBC refuses the row; write it on the right side", e.Constant, what)
+		}
 		if p.pos >= len(p.toks) || p.toks[p.pos].kind != tOp {
 			if leading {
 				return p.fail(p.line(), "expected a second operator in a ranged row")
