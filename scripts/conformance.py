@@ -252,6 +252,11 @@ def judge(e):
     e["wrong_optimum"] = wrong
 
 
+def note(e, key):
+    """The note of e's key result, the file's folder cut from the message."""
+    return e[key].get("note", "").replace(os.path.dirname(e["path"]) + os.sep, "").replace("memsched: ", "", 1)
+
+
 def cell(r):
     s = r["status"]
     if r.get("objective") is not None:
@@ -270,6 +275,8 @@ def write_table(results, path, limit):
     hi_ok = [e for e in refs if e["highs_agrees"]]
     lp_ok = [e for e in refs if e["lpsolve_agrees"]]
     hi_time = [e for e in refs if e["highs_timed_out"]]
+    read = [e for e in refs if e["memsched-highs"]["status"] != "refused"]
+    ref_refused = [e for e in refs if e["memsched-highs"]["status"] == "refused"]
     lp_time = [e for e in refs if not e["lpsolve_agrees"] and e["memsched-lpsolve"]["status"] in ("time-limit", "killed")]
     refused = [e for e in entries if e["memsched-highs"]["status"] == "refused"]
     wrong = [e for e in entries if e["wrong_optimum"]]
@@ -284,20 +291,30 @@ def write_table(results, path, limit):
     w("| --- | --- |")
     w("| files | %d |" % len(entries))
     w("| reference files (HiGHS and CBC: same status, objectives within 1e-6) | %d |" % len(refs))
-    w("| memsched-HiGHS agrees (status, objective within 1e-6 relative) | %d / %d (+%d at its time limit) |" % (
-        len(hi_ok), len(refs), len(hi_time)))
-    w("| memsched-lp_solve agrees | %d / %d (+%d at its time limit) |" % (len(lp_ok), len(refs), len(lp_time)))
+    w("| reference files memsched reads (the others hold a construct outside its model) | %d (%d refused) |" % (
+        len(read), len(ref_refused)))
+    w("| memsched-HiGHS agrees (status, objective within 1e-6 relative) | %d / %d read (+%d at its time limit) |" % (
+        len(hi_ok), len(read), len(hi_time)))
+    w("| memsched-lp_solve agrees | %d / %d read (+%d at its time limit) |" % (len(lp_ok), len(read), len(lp_time)))
     w("| memsched status optimal with a wrong objective | %d |" % len(wrong))
     w("| files memsched refuses (ParseError) | %d |" % len(refused))
     w("| files skipped (too many nonzeros) | %d |" % len(skipped))
     w("")
-    disagree = [e for e in refs if not e["highs_agrees"]]
+    disagree = [e for e in read if not e["highs_agrees"]]
     if disagree:
         w("## Reference files where memsched-HiGHS disagrees")
         w("")
         for e in disagree:
             w("- %s/%s: reference %s, memsched-HiGHS %s %s" % (e["set"], e["file"], cell(e["reference"]),
-                                                          cell(e["memsched-highs"]), e["memsched-highs"].get("note", "")))
+                                                          cell(e["memsched-highs"]), note(e, "memsched-highs")))
+        w("")
+    lp_other = [e for e in read if not e["lpsolve_agrees"] and e not in lp_time]
+    if lp_other:
+        w("## Reference files where memsched-lp_solve disagrees other than by its time limit")
+        w("")
+        for e in lp_other:
+            m = e["memsched-lpsolve"]
+            w("- %s/%s: reference %s, memsched-lp_solve %s %s" % (e["set"], e["file"], cell(e["reference"]), cell(m), note(e, "memsched-lpsolve")))
         w("")
     if wrong:
         w("## memsched optimal with an objective no reference solver has")
@@ -313,8 +330,10 @@ def write_table(results, path, limit):
         w("")
     w("## Files memsched refuses, with the construct")
     w("")
+    w("(%d of them are reference files: %s.)" % (len(ref_refused), ", ".join(e["set"] + "/" + e["file"] for e in ref_refused) or "none"))
+    w("")
     for e in refused:
-        w("- %s/%s: %s" % (e["set"], e["file"], e["memsched-highs"].get("note", "")))
+        w("- %s/%s: %s" % (e["set"], e["file"], note(e, "memsched-highs")))
     w("")
     w("## All files")
     w("")
