@@ -183,9 +183,9 @@ def maximizes(path):
     return False
 
 
-def cbc(path, limit):
+def cbc(path, limit, work):
     cmd = ["cbc", path] + (["-max"] if maximizes(path) else []) + ["-sec", str(limit), "-solve", "-quit"]
-    rc, out, err, wall = run(cmd, limit + grace(limit))
+    rc, out, err, wall = run(cmd, limit + grace(limit), cwd=work)  # cbc may write files (xx.mps) in its cwd
     r = {"seconds": round(wall, 2), "limit": limit}
     if rc is None:
         r.update(status="killed")
@@ -368,6 +368,7 @@ def main():
     ap.add_argument("--only", default="", help="regular expression on set/file: solve only these")
     ap.add_argument("sources", nargs="+", help="SET=FOLDER")
     a = ap.parse_args()
+    a.out, a.highs, a.memsched = (os.path.abspath(x) for x in (a.out, a.highs, a.memsched))
     sources = [s.split("=", 1) for s in a.sources]
     os.makedirs(a.out, exist_ok=True)
     cache = os.path.join(a.out, "results.json")
@@ -392,7 +393,7 @@ def main():
             e = {"set": set_name, "file": name, "path": plain}
         if "highs" not in e:
             e["highs"] = highs(a.highs, plain, a.time_limit, work)
-            e["cbc"] = cbc(plain, a.time_limit)
+            e["cbc"] = cbc(plain, a.time_limit, work)
         e["memsched-highs"] = memsched(a.memsched, plain, "highs", a.time_limit)
         e["memsched-lpsolve"] = memsched(a.memsched, plain, "lpsolve", a.time_limit)
         judge(e)
