@@ -9,30 +9,40 @@ export PKG_CONFIG_PATH := $(ROOT)/.deps/pkgconfig
 export CGO_CFLAGS := -I/usr/include/lpsolve
 export CGO_LDFLAGS := -llpsolve55 -lcolamd -ldl -lm
 PURE := ./instances/... ./schedule/... ./model/... ./dp/... ./heuristics/... ./verify/... ./lever/...
+# Go 1.26's simd/archsimd (experimental) gives the slotted C_MP its AVX2 min-plus kernel
+# (dp/minplus_simd.go, chosen at run time on CPUs with AVX2); a build without the experiment
+# uses the generic loop, with the same values: `make test` tests both.
+export GOEXPERIMENT := simd
 
-.PHONY: all setup build test test-pure bench bench-peers demo fmt vet clean
+.PHONY: all setup python build test test-pure bench bench-peers demo fmt vet clean
 
 all: build
 
 setup:
 	@bash scripts/setup.sh
 
+# The Python side: .venv/ with torch, torchvision and memsched_torch (python/); minutes and
+# about 5.5 GB the first time, instant afterwards. Only the tests and the PyTorch tools need it.
+python: setup
+	@bash scripts/setup.sh python
+
 build: setup
 	$(GO) build -tags "$(TAGS)" -o bin/memsched ./cmd/memsched
 
 # The pure-Go packages must build without cgo; then everything is tested with both backends.
-# (pytest first, so that the Go test summary is the last thing printed. Where torch is absent its
-# module is skipped at collection, which pytest reports with exit status 5: accepted.)
-test: setup
+# (pytest first, so that the Go test summary is the last thing printed. The Python tests run from
+# the project environment .venv that setup installs, against the bin/memsched just built.)
+test: setup python
 	CGO_ENABLED=0 $(GO) build $(PURE)
 	CGO_ENABLED=0 $(GO) vet $(PURE)
 	$(GO) vet -tags "$(TAGS)" ./...
-	python3 -m pytest -q tools || test $$? -eq 5
+	$(GO) build -tags "$(TAGS)" -o bin/memsched ./cmd/memsched && MEMSCHED_BIN=$(ROOT)/bin/memsched .venv/bin/python -m pytest -q python/tests
 	$(GO) test -tags "$(TAGS)" -count=1 ./...
+	GOEXPERIMENT= $(GO) test -count=1 -run 'MinPlus|Pruned|Parallel' ./dp/
 
 # Tests without any C library (what `go test ./...` does on a bare machine).
 test-pure:
-	CGO_ENABLED=0 $(GO) test -count=1 ./...
+	GOEXPERIMENT= CGO_ENABLED=0 $(GO) test -count=1 ./...
 
 bench: setup build
 	@mkdir -p out

@@ -164,3 +164,73 @@ func BenchmarkPersistentExactResNet1001(b *testing.B) {
 		b.ReportMetric(float64(st.Top), "top")
 	}
 }
+
+// certifyBudgetsOf returns a zoo chain and its budgets at 25/50/75 % between the smallest
+// feasible one and the store-all peak (issue 23's points).
+func certifyBudgetsOf(b testing.TB, c *instances.Chain, err error) (*instances.Chain, []int64) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
+	}
+	lo := verify.MinBudget(c)
+	all, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, []int64{lo + (all.Peak-lo)/4, lo + (all.Peak-lo)/2, lo + (all.Peak-lo)*3/4}
+}
+
+// benchCertifyBound is what certify builds for the remat bracket at each budget: the slotted
+// C_MP (S = 500, its makespan the cutoff), exact C_MP pruned by it, C_FL collapsed from its
+// rows and, when that stays below, exact C_FL pruned by exact C_MP's makespan; it fails
+// unless the bracket closes.
+func benchCertifyBound(b *testing.B, c *instances.Chain, budgets []int64) {
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, budget := range budgets {
+			sl, err := SolvePersistent(c, budget, Options{})
+			if err != nil || !sl.Feasible {
+				b.Fatal(err, sl.Feasible)
+			}
+			pe, err := NewPersistentExact(c, budget, ExactOptions{Cutoff: sl.Makespan})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ex, err := pe.Solve(budget)
+			if err != nil {
+				b.Fatal(err)
+			}
+			col, err := pe.Collapsed(ExactOptions{Cutoff: ex.Makespan})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if lb, _ := col.Bound(budget); ex.Makespan <= lb*(1+1e-9) {
+				continue
+			}
+			fe, err := NewFloatingExact(c, budget, ExactOptions{Cutoff: ex.Makespan})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if r, err := fe.Solve(budget); err != nil || r.Makespan < ex.Makespan*(1-1e-9) {
+				b.Fatal(err, "the optimum is not persistent here", r.Makespan, ex.Makespan)
+			}
+		}
+	}
+}
+
+// BenchmarkCertifyBoundResNet1001 is issue 23's ResNet-1001 (32×32, batch 32, 337 stages) at
+// 25/50/75 % (one op = the three): exact C_MP proven optimal by C_FL collapsed. Target: each
+// point within 60 s (certify's whole process).
+func BenchmarkCertifyBoundResNet1001(b *testing.B) {
+	c, err := zoo.ResNet(zoo.CNNConfig{Depth: 1001, Image: 32, Batch: 32})
+	c, budgets := certifyBudgetsOf(b, c, err)
+	benchCertifyBound(b, c, budgets)
+}
+
+// BenchmarkCertifyBoundDenseNet201 is DenseNet-201 (105 stages) at 25/50/75 %: C_FL collapsed
+// stays below, exact C_FL pruned by exact C_MP's makespan closes the bracket.
+func BenchmarkCertifyBoundDenseNet201(b *testing.B) {
+	c, err := zoo.DenseNet(zoo.CNNConfig{Depth: 201, Image: 224, Batch: 32})
+	c, budgets := certifyBudgetsOf(b, c, err)
+	benchCertifyBound(b, c, budgets)
+}

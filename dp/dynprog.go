@@ -16,6 +16,12 @@ type ActOptions struct {
 	// Exact uses slots of q = gcd of every size and M_GPU bytes, so no size is rounded: exact
 	// for integer instances (1-byte slots at worst: small sizes only).
 	Exact bool
+	// MaxMemory caps the DP's states in bytes (0: DefaultMaxMemory; dynprogStateBytes each,
+	// counted as they are made: their number depends on the data); past it the DP stops with
+	// a *TooLargeError.
+	MaxMemory int64
+	// Stop, when closed, stops the DP between operations: it returns ErrStopped.
+	Stop <-chan struct{}
 }
 
 // DynProg is 001 §5.3's DYNPROG: the dynamic program chooses the set S of activations to
@@ -32,7 +38,7 @@ func DynProg(p *act.Problem, o ActOptions) (*hact.Result, error) {
 			return nil, err
 		}
 		d.strict = strict
-		best, err := d.schedules()
+		best, err := d.schedules(o)
 		if err != nil || best.Feasible {
 			return best, err
 		}
@@ -42,8 +48,11 @@ func DynProg(p *act.Problem, o ActOptions) (*hact.Result, error) {
 }
 
 // schedules tries the DP's sets by increasing value and keeps the best validated schedule.
-func (d *dynprog) schedules() (*hact.Result, error) {
-	finals := d.run()
+func (d *dynprog) schedules(o ActOptions) (*hact.Result, error) {
+	finals, err := d.run(o)
+	if err != nil {
+		return nil, err
+	}
 	best := &hact.Result{}
 	tried, feasible := map[string]bool{}, 0
 	for _, f := range finals {
@@ -117,7 +126,10 @@ func InterruptibleBound(p *act.Problem, o ActOptions) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	finals := d.run()
+	finals, err := d.run(o)
+	if err != nil {
+		return 0, err
+	}
 	if len(finals) == 0 {
 		return math.Inf(1), nil
 	}
@@ -224,11 +236,21 @@ func (d *dynprog) advance(hi, dmin, c, u float64) (nhi, idle float64, ok bool) {
 	return math.Ceil(hi - 1e-9), idle, true
 }
 
-// run fills the tables and returns the final states sorted by value.
-func (d *dynprog) run() []int {
+// dynprogStateBytes is the memory of one DP state (dpState) with its share of the index map
+// that deduplicates the states of an operation; keep it next to run.
+const dynprogStateBytes = 56 + 48
+
+// run fills the tables and returns the final states sorted by value; it stops with
+// ErrStopped when o.Stop closes and with a *TooLargeError when the states pass o.MaxMemory.
+func (d *dynprog) run(o ActOptions) ([]int, error) {
 	d.states = make([][]dpState, d.n+1)
 	d.states[0] = []dpState{{parent: -1}}
+	limit := memoryLimit(o.MaxMemory)
+	var kept int64 // states kept so far
 	for i := 0; i < d.n; i++ {
+		if stopped(o.Stop) {
+			return nil, ErrStopped
+		}
 		index := map[dpKey]int{}
 		var next []dpState
 		for si, s := range d.states[i] {
@@ -266,7 +288,12 @@ func (d *dynprog) run() []int {
 				next = append(next, dpState{key: k, idle: idle, parent: int32(si), take: take})
 			}
 		}
+		if b := satMul(float64(kept+int64(len(next))), dynprogStateBytes); b > limit {
+			return nil, &TooLargeError{Table: fmt.Sprintf("DYNPROG (%d operations, slots of %d B)", d.n, d.q), Bytes: b, Limit: limit,
+				Hint: "use fewer --slots or raise --max-memory"}
+		}
 		d.states[i+1] = pruneDominated(next)
+		kept += int64(len(d.states[i+1]))
 	}
 	last := d.states[d.n]
 	compute := d.p.Compute()
@@ -277,7 +304,7 @@ func (d *dynprog) run() []int {
 		order[j] = j
 	}
 	sort.SliceStable(order, func(a, b int) bool { return last[order[a]].value < last[order[b]].value })
-	return order
+	return order, nil
 }
 
 // pruneDominated drops every state that another with the same volumes dominates: at least as high at

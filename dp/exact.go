@@ -2,8 +2,8 @@ package dp
 
 import (
 	"fmt"
+	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/memsched/memsched/instances"
@@ -25,6 +25,42 @@ type ExactOptions struct {
 	MaxBreakpoints int
 	// MaxTotal caps the breakpoints of the whole table (0: DefaultMaxTotal).
 	MaxTotal int
+	// Cutoff, when positive, is an upper bound on the optimal makespan at the table's budget
+	// (e.g. a verified sequence's): values that cannot be part of a sequence of makespan ≤
+	// Cutoff are dropped as they are built (cutoff), which keeps the table small. The table
+	// then answers only that budget, and only where its makespan is ≤ Cutoff; Frontier is
+	// not the whole frontier.
+	Cutoff float64
+	// MaxMemory caps the table's memory in bytes (0: DefaultMaxMemory): the fixed part (one
+	// frontier header per sub-chain, the state index) is checked before anything is allocated
+	// (*TooLargeError), and the breakpoints may fill the rest (a *BreakpointError past it).
+	MaxMemory int64
+	// Stop, when closed, stops the fill between rows: the constructor returns ErrStopped.
+	Stop <-chan struct{}
+}
+
+// breakpointBytes is the memory of one stored breakpoint (int64 memory, float64 value, int32
+// argument), paretoBytes of one frontier's header (three slices).
+const (
+	breakpointBytes = 20
+	paretoBytes     = 72
+)
+
+// memoryCaps applies opt.MaxMemory to an exact table whose fixed part takes fixed bytes:
+// a *TooLargeError when the fixed part alone is above it, else opt with MaxTotal lowered to the
+// breakpoints the rest can hold.
+func memoryCaps(opt ExactOptions, table string, fixed int64) (ExactOptions, error) {
+	limit := memoryLimit(opt.MaxMemory)
+	if fixed > limit {
+		return opt, &TooLargeError{Table: table, Bytes: fixed, Limit: limit,
+			Hint: "use the slotted algorithm (without --exact) or raise --max-memory"}
+	}
+	total := opt.MaxTotal
+	if total <= 0 {
+		total = DefaultMaxTotal
+	}
+	opt.MaxTotal = int(min(int64(total), (limit-fixed)/breakpointBytes))
+	return opt, nil
 }
 
 // BreakpointError reports that an exact table outgrew its cap: the frontiers have too many
@@ -56,6 +92,7 @@ type bytesChain struct {
 	uf, ub     []float64
 	a, abar, d []int64
 	of, ob     []int64
+	minD       []int64 // min_{s≤x≤t} ω_δ^x at s*(n+1)+t (collapsed tables only)
 }
 
 func newBytesChain(c *instances.Chain) *bytesChain {
@@ -84,6 +121,9 @@ func (b *bytesChain) splitPeak(s, s2 int, prev int64) int64 {
 type caps struct {
 	row, total int
 	stats      ExactStats
+	// shared, when set, counts the breakpoints of every worker filling the same table, so
+	// that the total cap holds for the table and not per worker.
+	shared *atomic.Int64
 }
 
 func newCaps(opt ExactOptions) *caps {
@@ -105,8 +145,12 @@ func (c *caps) check(p *pareto, s, t, l int) error {
 	if n > c.row {
 		return &BreakpointError{S: s, T: t, L: l, Count: n, Cap: c.row}
 	}
-	if c.stats.Breakpoints > c.total {
-		return &BreakpointError{Count: c.stats.Breakpoints, Cap: c.total, Total: true}
+	total := c.stats.Breakpoints
+	if c.shared != nil {
+		total = int(c.shared.Add(int64(n)))
+	}
+	if total > c.total {
+		return &BreakpointError{Count: total, Cap: c.total, Total: true}
 	}
 	return nil
 }
@@ -118,29 +162,53 @@ func (c *caps) check(p *pareto, s, t, l int) error {
 // their lower envelope (envelope), so the table is exact at every budget up to the one it is
 // built for, and its top row is the whole makespan-versus-budget frontier.
 type PersistentExact struct {
-	c       *instances.Chain
-	bc      *bytesChain
-	budget  int64
-	avail   int64 // budget − ω_a^0
-	n       int
-	rows    []pareto // rowOf(s, t)
-	stats   ExactStats
-	adjoint bool
+	c      *instances.Chain
+	bc     *bytesChain
+	budget int64
+	avail  int64 // budget − ω_a^0
+	n      int
+	rows   []pareto // rowOf(s, t)
+	stats  ExactStats
+	rec    recurrence
+	cut    *cutoff // nil: every value kept
+	// fam[k] holds S_k(t, ℓ) at t*(n+1)+ℓ for each source k (collapsed tables only; nil for
+	// a source without its table); isSource[k] says that some later ω_a^j (j < n) is larger.
+	fam      [][]pareto
+	isSource []bool
 }
+
+// recurrence selects the variant of the C_MP recurrence a table fills.
+type recurrence uint8
+
+func (r recurrence) String() string {
+	switch r {
+	case adjoint:
+		return "revolve"
+	case collapsed:
+		return "C_FL collapsed"
+	}
+	return "C_MP"
+}
+
+const (
+	recCMP    recurrence = iota // C_MP (004 Thm 4.8, SPEC §1's per-split check)
+	adjoint                     // revolve: C_all only for s = t (NewRevolve)
+	collapsed                   // C_MP relaxed to bound C_FL from below (NewCollapsedExact)
+)
 
 // NewPersistentExact fills the exact C_MP table for budgets up to budget bytes (a^0 included).
 // It returns a *BreakpointError when a frontier outgrows opt's caps.
 func NewPersistentExact(c *instances.Chain, budget int64, opt ExactOptions) (*PersistentExact, error) {
-	return newPersistentExact(c, budget, opt, false)
+	return newPersistentExact(c, budget, opt, recCMP)
 }
 
 // NewRevolveExact is NewRevolve's table (revolve's AD-model schedules, C_all only at s = t)
 // in bytes, without slots.
 func NewRevolveExact(c *instances.Chain, budget int64, opt ExactOptions) (*PersistentExact, error) {
-	return newPersistentExact(c, budget, opt, true)
+	return newPersistentExact(c, budget, opt, adjoint)
 }
 
-func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, adjoint bool) (*PersistentExact, error) {
+func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, rec recurrence) (*PersistentExact, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -148,58 +216,70 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, adjo
 		return nil, fmt.Errorf("dp: negative budget %d", budget)
 	}
 	n := c.Len()
-	p := &PersistentExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n, adjoint: adjoint}
+	p := &PersistentExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n, rec: rec}
 	if p.avail < 0 {
 		return p, nil
 	}
-	p.rows = make([]pareto, n*(n+1)/2)
-	// The wavefront of Persistent: columns t dealt round-robin to the cores, row (s, t) waiting
-	// until column t−1 has finished row s. Each worker has its own envelope, arena and caps.
-	workers := max(1, min(runtime.GOMAXPROCS(0), n))
-	done := make([]atomic.Int32, n+1) // done[t]: smallest s with row (s, t) filled; t+1 if none
-	for t := range done {
-		done[t].Store(int32(t + 1))
+	opt, err := memoryCaps(opt, fmt.Sprintf("exact %s on %d stages", rec, n), persistentExactFixedBytes(c, rec))
+	if err != nil {
+		return nil, err
 	}
-	done[0].Store(0)
-	var stop atomic.Bool
+	if rec == collapsed {
+		p.bc.fillMinDelta()
+		p.initSources()
+	}
+	p.cut = newCutoff(p.bc.uf, p.bc.ub, opt.Cutoff)
+	p.rows = make([]pareto, n*(n+1)/2)
+	if err := p.fill(opt, nil); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// fill computes every row of the table but those for which have(s, t) is true (nil: none),
+// which the caller has set.
+func (p *PersistentExact) fill(opt ExactOptions, have func(s, t int) bool) error {
+	n := p.n
+	// The wavefront of Persistent. Each worker has its own envelope, arena and caps.
+	workers := max(1, min(runtime.GOMAXPROCS(0), n))
 	errs := make([]error, workers)
 	cps := make([]*caps, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	envs := make([]envelope, workers)
+	ars := make([]arena, workers)
+	var shared atomic.Int64
+	for w := range cps {
 		cps[w] = newCaps(opt)
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			var env envelope
-			var ar arena
-			for t := 1 + w; t <= n; t += workers {
-				for s := t; s >= 1; s-- {
-					for s < t && done[t-1].Load() > int32(s) {
-						if stop.Load() {
-							return
-						}
-						runtime.Gosched()
-					}
-					if stop.Load() {
-						return
-					}
-					p.fillRow(&env, s, t)
-					if err := cps[w].check(&env.cur, s, t, 0); err != nil {
-						errs[w] = err
-						stop.Store(true)
-						return
-					}
-					p.rows[p.rowOf(s, t)] = ar.keep(&env.cur)
-					done[t].Store(int32(s))
-				}
-			}
-		}(w)
+		cps[w].shared = &shared
 	}
-	wg.Wait()
+	wavefront(n, workers, func(w, s, t int) bool {
+		if stopped(opt.Stop) {
+			errs[w] = ErrStopped
+			return false
+		}
+		env := &envs[w]
+		if have == nil || !have(s, t) {
+			p.fillRow(env, s, t)
+			if p.cut != nil {
+				env.cur.truncate(p.cut.limit(s, s, t))
+			}
+			if err := cps[w].check(&env.cur, s, t, 0); err != nil {
+				errs[w] = err
+				return false
+			}
+			p.rows[p.rowOf(s, t)] = ars[w].keep(&env.cur)
+		}
+		if p.fam != nil && s >= 2 && p.fam[s-1] != nil {
+			if err := p.fillSources(env, &ars[w], cps[w], s-1, t); err != nil {
+				errs[w] = err
+				return false
+			}
+		}
+		return true
+	})
 	var st ExactStats
 	for w := range cps {
 		if errs[w] != nil {
-			return nil, errs[w]
+			return errs[w]
 		}
 		c := cps[w].stats
 		st.Frontiers += c.Frontiers
@@ -207,17 +287,21 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, adjo
 		st.MaxBreakpoints = max(st.MaxBreakpoints, c.MaxBreakpoints)
 	}
 	if st.Breakpoints > cps[0].total {
-		return nil, &BreakpointError{Count: st.Breakpoints, Cap: cps[0].total, Total: true}
+		return &BreakpointError{Count: st.Breakpoints, Cap: cps[0].total, Total: true}
 	}
 	st.Top = len(p.row(1, n).mem)
 	p.stats = st
-	return p, nil
+	return nil
 }
 
 // fillRow builds row (s, t) in env.cur: the lower envelope of C_all and the splits.
 func (p *PersistentExact) fillRow(env *envelope, s, t int) {
 	bc := p.bc
-	env.start(p.avail)
+	if p.cut != nil {
+		env.startUnder(p.avail, p.cut.limit(s, s, t))
+	} else {
+		env.start(p.avail)
+	}
 	mAll := max(bc.d[t]+bc.abar[s]+bc.of[s], bc.d[s]+bc.abar[s]+bc.d[s-1]+bc.ob[s])
 	if s == t {
 		if mAll <= p.avail {
@@ -225,8 +309,12 @@ func (p *PersistentExact) fillRow(env *envelope, s, t int) {
 		}
 		return
 	}
-	if !p.adjoint {
+	if p.rec != adjoint {
 		env.add(bc.uf[s]+bc.ub[s], p.row(s+1, t), bc.abar[s], nil, mAll, 0, false)
+	}
+	if p.rec == collapsed {
+		p.collapsedSplits(env, s, t)
+		return
 	}
 	var fwd int64
 	pre := 0.0
@@ -239,6 +327,21 @@ func (p *PersistentExact) fillRow(env *envelope, s, t int) {
 		}
 		env.add(pre, p.row(s2, t), bc.a[s2-1], p.row(s, s2-1), need, int32(s2), false)
 	}
+}
+
+// persistentExactFixedBytes is the memory of newPersistentExact's frontier headers for c (the
+// breakpoints come on top, within the caps) and, for C_FL collapsed, of its δ minima and its
+// source tables' headers (initSources); keep it next to the table.
+func persistentExactFixedBytes(c *instances.Chain, rec recurrence) int64 {
+	n := c.Len()
+	b := satMul(float64(n), float64(n+1), paretoBytes/2) + satMul(float64(n+1), 4)
+	if rec == collapsed {
+		b += satMul(float64(n+1), float64(n+1), 8)
+		if k := collapsedSources(newBytesChain(c)); k > 0 {
+			b += satMul(float64(k), float64(n+1), float64(n+1), paretoBytes)
+		}
+	}
+	return b
 }
 
 func (p *PersistentExact) rowOf(s, t int) int { return (s-1)*p.n - (s-1)*(s-2)/2 + (t - s) }
@@ -320,6 +423,7 @@ type FloatingExact struct {
 	idx    []int32 // (s, t, ℓ) → state, as Floating's
 	g, h   []pareto
 	stats  ExactStats
+	cut    *cutoff // nil: every value kept
 }
 
 // NewFloatingExact fills the exact C_FL tables for budgets up to budget bytes (a^0
@@ -339,6 +443,10 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 	if f.avail < 0 {
 		return f, nil
 	}
+	opt, err := memoryCaps(opt, fmt.Sprintf("exact C_FL on %d stages", n), floatingExactFixedBytes(n))
+	if err != nil {
+		return nil, err
+	}
 	f.idx = make([]int32, (n+1)*(n+1)*(n+1))
 	k := int32(0)
 	for i := range f.idx {
@@ -353,78 +461,149 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 		}
 	}
 	f.g, f.h = make([]pareto, k), make([]pareto, k)
-	cp := newCaps(opt)
-	x := make([]pareto, n+1) // X(t', ·) for the current (r, ℓ)
-	var env envelope
-	var ar arena
-	bc := f.bc
-	for l := 1; l <= n; l++ {
-		for r := l; r >= 1; r-- {
-			// X(t', m) = min_{r < s' ≤ t'} Σ_{j=r}^{s'-1} u_f^j + G(s', t', ℓ, m − ω_a^{s'-1}),
-			// for m ≥ the split's forward peak with δ^ℓ.
-			for t2 := r + 1; t2 <= l; t2++ {
-				env.start(f.avail)
-				var fwd int64
-				pre := 0.0
-				for s2 := r + 1; s2 <= t2; s2++ {
-					fwd = bc.splitPeak(r, s2, fwd)
-					pre += bc.uf[s2-1]
-					need := bc.d[l] + fwd
-					if need > f.avail {
-						break
-					}
-					env.add(pre, f.row(f.g, s2, t2, l), bc.a[s2-1], nil, need, int32(s2), false)
-				}
-				x[t2] = ar.keep(&env.cur)
-			}
-			for t := r; t <= l; t++ {
-				env.start(f.avail)
-				if t == r {
-					need := max(bc.d[l]+bc.abar[r]+bc.of[r], bc.d[r]+bc.abar[r]+bc.d[r-1]+bc.ob[r])
-					base := bc.uf[r] + bc.ub[r]
-					if l == r {
-						if need <= f.avail {
-							env.cur.push(need, base, 0)
-						}
-					} else {
-						env.add(base, f.row(f.g, r+1, r+1, l), bc.abar[r], nil, need, 0, false)
-					}
-				}
-				for t2 := t + 1; t2 <= l; t2++ {
-					env.add(0, &x[t2], 0, f.row(f.g, r, t, t2-1), 0, int32(t2), true)
-				}
-				if err := cp.check(&env.cur, r, t, l); err != nil {
-					return nil, err
-				}
-				f.h[f.idx[f.key(r, t, l)]] = ar.keep(&env.cur)
-			}
-			for t := r; t <= l; t++ {
-				s := r
-				env.start(f.avail)
-				env.add(0, f.row(f.h, s, t, l), 0, nil, 0, int32(s), false)
-				// Float the (plain) checkpoint from s-1 to r2-1, s < r2 ≤ t.
-				pre := 0.0
-				var moves int64
-				for r2 := s + 1; r2 <= t; r2++ {
-					j := r2 - 1
-					moves = max(moves, bc.d[l]+bc.a[j-1]+bc.a[j]+bc.of[j])
-					pre += bc.uf[j]
-					if bc.a[r2-1] < bc.a[s-1] {
-						continue // Cor. 4.5: a checkpoint only floats to a larger or equal size
-					}
-					shift := bc.a[r2-1] - bc.a[s-1]
-					env.add(pre, f.row(f.h, r2, t, l), shift, nil, max(moves-bc.a[s-1], shift, 0), int32(r2), false)
-				}
-				if err := cp.check(&env.cur, s, t, l); err != nil {
-					return nil, err
-				}
-				f.g[f.idx[f.key(s, t, l)]] = ar.keep(&env.cur)
+	f.cut = newCutoff(f.bc.uf, f.bc.ub, opt.Cutoff)
+	// Cell (r, ℓ) fills X(r, ·, ℓ), H(r, ·, ℓ) and G(r, ·, ℓ): it reads G(s', ·, ℓ) for s' > r
+	// (cells (s', ℓ)), H(r', ·, ℓ) for r' ≥ r, and G(r, ·, ℓ') for ℓ' < ℓ (cells (r, ℓ')) —
+	// the dependencies of C_MP's rows, so the same wavefront runs the cells on all cores.
+	workers := max(1, min(runtime.GOMAXPROCS(0), n))
+	ws := make([]floatingWorker, workers)
+	var shared atomic.Int64
+	for w := range ws {
+		ws[w] = floatingWorker{cp: newCaps(opt), x: make([]pareto, n+1)}
+		ws[w].cp.shared = &shared
+	}
+	wavefront(n, workers, func(w, r, l int) bool {
+		if stopped(opt.Stop) {
+			ws[w].err = ErrStopped
+			return false
+		}
+		ws[w].err = f.fillCell(&ws[w], r, l)
+		return ws[w].err == nil
+	})
+	var st ExactStats
+	for w := range ws {
+		if ws[w].err != nil {
+			return nil, ws[w].err
+		}
+		c := ws[w].cp.stats
+		st.Frontiers += c.Frontiers
+		st.Breakpoints += c.Breakpoints
+		st.MaxBreakpoints = max(st.MaxBreakpoints, c.MaxBreakpoints)
+	}
+	if total := ws[0].cp.total; st.Breakpoints > total {
+		return nil, &BreakpointError{Count: st.Breakpoints, Cap: total, Total: true}
+	}
+	st.Top = len(f.row(f.g, 1, 1, n).mem)
+	f.stats = st
+	return f, nil
+}
+
+// floatingWorker is one core's scratch space for FloatingExact's cells.
+type floatingWorker struct {
+	env envelope
+	ar  arena
+	xar arena // X's breakpoints, needed only within a cell
+	cp  *caps
+	x   []pareto // X(t', ·) for the current (r, ℓ)
+	err error
+}
+
+// fillCell fills X(r, ·, ℓ), then H(r, t, ℓ) and G(r, t, ℓ) for r ≤ t ≤ ℓ.
+func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
+	bc, cut, env, ar, x := f.bc, f.cut, &wk.env, &wk.ar, wk.x
+	wk.xar.reset()
+	// X(t', m) = min_{r < s' ≤ t'} Σ_{j=r}^{s'-1} u_f^j + G(s', t', ℓ, m − ω_a^{s'-1}),
+	// for m ≥ the split's forward peak with δ^ℓ.
+	for t2 := r + 1; t2 <= l; t2++ {
+		// X(t2) is only read by H(r, t, ℓ), t < t2, next to G(r, t, t2−1).
+		lim := math.Inf(1)
+		if cut != nil {
+			lim = math.Inf(-1)
+			for t := r; t < t2; t++ {
+				lim = max(lim, cut.limit(r, t, l)-f.row(f.g, r, t, t2-1).least())
 			}
 		}
+		env.startUnder(f.avail, lim)
+		var fwd int64
+		pre := 0.0
+		for s2 := r + 1; s2 <= t2; s2++ {
+			fwd = bc.splitPeak(r, s2, fwd)
+			pre += bc.uf[s2-1]
+			need := bc.d[l] + fwd
+			if need > f.avail {
+				break
+			}
+			env.add(pre, f.row(f.g, s2, t2, l), bc.a[s2-1], nil, need, int32(s2), false)
+		}
+		x[t2] = wk.xar.keep(&env.cur)
 	}
-	cp.stats.Top = len(f.row(f.g, 1, 1, n).mem)
-	f.stats = cp.stats
-	return f, nil
+	for t := r; t <= l; t++ {
+		startCell(env, f.avail, cut, r, t, l)
+		if t == r {
+			need := max(bc.d[l]+bc.abar[r]+bc.of[r], bc.d[r]+bc.abar[r]+bc.d[r-1]+bc.ob[r])
+			base := bc.uf[r] + bc.ub[r]
+			if l == r {
+				if need <= f.avail {
+					env.cur.push(need, base, 0)
+				}
+			} else {
+				env.add(base, f.row(f.g, r+1, r+1, l), bc.abar[r], nil, need, 0, false)
+			}
+		}
+		for t2 := t + 1; t2 <= l; t2++ {
+			env.add(0, &x[t2], 0, f.row(f.g, r, t, t2-1), 0, int32(t2), true)
+		}
+		if cut != nil {
+			env.cur.truncate(cut.limit(r, t, l))
+		}
+		if err := wk.cp.check(&env.cur, r, t, l); err != nil {
+			return err
+		}
+		f.h[f.idx[f.key(r, t, l)]] = ar.keep(&env.cur)
+	}
+	for t := r; t <= l; t++ {
+		s := r
+		startCell(env, f.avail, cut, s, t, l)
+		env.add(0, f.row(f.h, s, t, l), 0, nil, 0, int32(s), false)
+		// Float the (plain) checkpoint from s-1 to r2-1, s < r2 ≤ t.
+		pre := 0.0
+		var moves int64
+		for r2 := s + 1; r2 <= t; r2++ {
+			j := r2 - 1
+			moves = max(moves, bc.d[l]+bc.a[j-1]+bc.a[j]+bc.of[j])
+			pre += bc.uf[j]
+			if bc.a[r2-1] < bc.a[s-1] {
+				continue // Cor. 4.5: a checkpoint only floats to a larger or equal size
+			}
+			shift := bc.a[r2-1] - bc.a[s-1]
+			env.add(pre, f.row(f.h, r2, t, l), shift, nil, max(moves-bc.a[s-1], shift, 0), int32(r2), false)
+		}
+		if cut != nil {
+			env.cur.truncate(cut.limit(s, t, l))
+		}
+		if err := wk.cp.check(&env.cur, s, t, l); err != nil {
+			return err
+		}
+		f.g[f.idx[f.key(s, t, l)]] = ar.keep(&env.cur)
+	}
+	return nil
+}
+
+// startCell starts env for state (s, t, ℓ), under the cutoff's limit when there is one.
+func startCell(env *envelope, avail int64, cut *cutoff, s, t, l int) {
+	if cut != nil {
+		env.startUnder(avail, cut.limit(s, t, l))
+	} else {
+		env.start(avail)
+	}
+}
+
+// floatingExactFixedBytes is the memory of NewFloatingExact's state index and frontier headers
+// (G and H) for n stages, and of one X buffer per core; keep it next to the table.
+func floatingExactFixedBytes(n int) int64 {
+	states := float64(n) * float64(n+1) * float64(n+2) / 6
+	workers := float64(max(1, min(runtime.GOMAXPROCS(0), n)))
+	return satMul(float64(n+1), float64(n+1), float64(n+1), 4) + satMul(states, 2*paretoBytes) + satMul(workers, float64(n+1), paretoBytes)
 }
 
 func (f *FloatingExact) key(s, t, l int) int { return (s*(f.n+1)+t)*(f.n+1) + l }

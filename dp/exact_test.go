@@ -2,6 +2,7 @@ package dp
 
 import (
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"testing"
 
@@ -196,4 +197,73 @@ func TestExactInsideBracketResNet50(t *testing.T) {
 	top, err := f.Solve(peak)
 	require.NoError(t, err)
 	assert.InDelta(t, all.Makespan, top.Makespan, 1e-12)
+}
+
+// TestFloatingExactParallelMatchesSequential: C_FL's cells on several cores build exactly the
+// frontiers of one core, whole and pruned by a cutoff (run under -race for the
+// synchronization).
+func TestFloatingExactParallelMatchesSequential(t *testing.T) {
+	c := benchChain(24)
+	budget := verify.MinBudget(c) * 2
+	cut := 0.0
+	for range 2 {
+		prev := runtime.GOMAXPROCS(1)
+		seq, err := NewFloatingExact(c, budget, ExactOptions{Cutoff: cut})
+		runtime.GOMAXPROCS(max(prev, 4))
+		require.NoError(t, err)
+		par, err := NewFloatingExact(c, budget, ExactOptions{Cutoff: cut})
+		runtime.GOMAXPROCS(prev)
+		require.NoError(t, err)
+		require.Equal(t, seq.g, par.g)
+		require.Equal(t, seq.h, par.h)
+		assert.Equal(t, seq.Stats(), par.Stats())
+		res, err := par.Solve(budget)
+		require.NoError(t, err)
+		require.True(t, res.Feasible)
+		if cut == 0 {
+			cut = res.Makespan * 1.001
+		}
+	}
+}
+
+// TestFloatingExactOracleLonger checks the premise on which certify calls C_FL exact (and C_FL
+// collapsed, below it) bounds of the model's optimum — 004 Lemma 4.4 with memsched's
+// re-derived recurrence — on longer chains than the suite's (8 to 10 stages, where the
+// exhaustive search takes seconds per budget): exact C_FL equals the exhaustive optimum and
+// C_FL collapsed is at most it. Minutes: run with MEMSCHED_LONG_ORACLE=1 (docs/dp.md,
+// "Verification").
+func TestFloatingExactOracleLonger(t *testing.T) {
+	if os.Getenv("MEMSCHED_LONG_ORACLE") == "" {
+		t.Skip("set MEMSCHED_LONG_ORACLE=1 (minutes)")
+	}
+	r := rand.New(rand.NewPCG(2026, 23))
+	pairs, persistent := 0, 0
+	for i := 0; i < 60; i++ {
+		c := instances.Random(r, instances.RandomParams{Stages: 8 + r.IntN(3), MaxSize: 7, MaxTime: 6, Integer: true,
+			WithABar: i%2 == 0, WithOverheads: i%3 != 0, WithDelta: i%5 == 0})
+		lo := verify.MinBudget(c)
+		top := lo + 8
+		fe, err := NewFloatingExact(c, top, ExactOptions{})
+		require.NoError(t, err)
+		col, err := NewCollapsedExact(c, top, ExactOptions{})
+		require.NoError(t, err)
+		pe, err := NewPersistentExact(c, top, ExactOptions{})
+		require.NoError(t, err)
+		for b := lo; b <= top; b += 2 {
+			_, opt, ok, err := oracle.Remat(c, b, verify.RematOptions{})
+			require.NoError(t, err)
+			require.True(t, ok)
+			fl, err := fe.Solve(b)
+			require.NoError(t, err)
+			require.True(t, fl.Feasible)
+			require.InDelta(t, opt, fl.Makespan, 1e-9, "chain %d budget %d\n%s", i, b, dump(c))
+			lb, _ := col.Bound(b)
+			require.LessOrEqual(t, lb, opt+1e-9, "chain %d budget %d", i, b)
+			if pg, err := pe.Solve(b); err == nil && pg.Feasible && pg.Makespan <= opt+1e-9 {
+				persistent++
+			}
+			pairs++
+		}
+	}
+	t.Logf("%d (chain, budget) pairs on 8–10 stages: exact C_FL = exhaustive on all, collapsed ≤ on all; C_MP optimal on %d", pairs, persistent)
 }

@@ -58,6 +58,11 @@ func NewFloating(c *instances.Chain, budget int64, opt Options) (*Floating, erro
 	if m < 0 {
 		return f, nil
 	}
+	if b, limit := floatingBytes(n, m), memoryLimit(opt.MaxMemory); b > limit {
+		k := slotsWithin(m, limit, func(k int) int64 { return floatingBytes(n, k) })
+		return nil, &TooLargeError{Table: fmt.Sprintf("C_FL (floating) with %s on %d stages", slotsName(opt), n), Bytes: b, Limit: limit,
+			Hint: slotsHint(k, "the persistent algorithm")}
+	}
 	f.aDown = make([]int, n+1)
 	for l := 0; l <= n; l++ {
 		f.aDown[l] = int(min(c.SizeA(l)/sc.q, int64(sc.a[l])))
@@ -88,6 +93,9 @@ func NewFloating(c *instances.Chain, budget int64, opt Options) (*Floating, erro
 	x := make([]float64, (n+1)*w) // X(t', m) for the current (r, ℓ)
 	xS := make([]int16, (n+1)*w)
 	for l := 1; l <= n; l++ {
+		if stopped(opt.Stop) {
+			return nil, ErrStopped
+		}
 		for r := l; r >= 1; r-- {
 			f.fillX(r, l, x, xS)
 			for t := r; t <= l; t++ {
@@ -99,6 +107,20 @@ func NewFloating(c *instances.Chain, budget int64, opt Options) (*Floating, erro
 		}
 	}
 	return f, nil
+}
+
+// FloatingBytes estimates the memory of the C_FL table (NewFloating, FloatingLowerBound) of n
+// stages with slots slots: per state (s, t, ℓ), s ≤ t ≤ ℓ, rows of slots+1 values of G and H
+// (float64) and arguments (three int16), the (n+1)³ state index and the X buffers. 200
+// stages with 500 slots: 14.8 GB.
+func FloatingBytes(n, slots int) int64 { return floatingBytes(n, slots) }
+
+// floatingBytes is the size of NewFloating's allocations for n stages and m slots; keep it
+// next to them.
+func floatingBytes(n, m int) int64 {
+	states := float64(n) * float64(n+1) * float64(n+2) / 6
+	w := float64(m + 1)
+	return satMul(states, w, 8+8+2+2+2) + satMul(float64(n+1), float64(n+1), float64(n+1), 4) + satMul(float64(n+1), w, 8+2)
 }
 
 func (f *Floating) key(s, t, l int) int { return (s*(f.n+1)+t)*(f.n+1) + l }

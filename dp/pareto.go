@@ -50,11 +50,27 @@ func (p *pareto) push(m int64, v float64, a int32) {
 type envelope struct {
 	cur, cand, tmp pareto
 	hi             int64
+	// lim: values above it are not needed (a cutoff's limit; +∞ when none), so a candidate
+	// starts where it may come under it.
+	lim float64
+	src []sourcePart // scratch of the collapsed tables' splitsFrom
 }
 
-func (e *envelope) start(hi int64) {
+func (e *envelope) start(hi int64) { e.startUnder(hi, math.Inf(1)) }
+
+// startUnder starts an envelope whose values above lim are not needed.
+func (e *envelope) startUnder(hi int64, lim float64) {
 	e.cur.reset()
-	e.hi = hi
+	e.hi, e.lim = hi, lim
+}
+
+// firstUnder returns the first m where c + A(m − off) ≤ v (A non-increasing), or MaxInt64.
+func firstUnder(A *pareto, c float64, off int64, v float64) int64 {
+	i := sort.Search(len(A.val), func(i int) bool { return c+A.val[i] <= v })
+	if i == len(A.val) {
+		return math.MaxInt64
+	}
+	return A.mem[i] + off
 }
 
 // relTol is the relative difference below which two makespans count as equal in a frontier:
@@ -80,6 +96,16 @@ func (e *envelope) add(c float64, A *pareto, offA int64, B *pareto, lo int64, id
 	x := max(lo, A.mem[0]+offA)
 	if B != nil {
 		x = max(x, B.mem[0])
+	}
+	if e.lim < math.Inf(1) {
+		// The candidate is at least c + A(m − offA) + min B and c + min A + B(m): it cannot
+		// come under lim before both do.
+		bmin, amin := 0.0, A.least()
+		if B != nil {
+			bmin = B.least()
+			x = max(x, firstUnder(B, c+amin, 0, e.lim))
+		}
+		x = max(x, firstUnder(A, c+bmin, offA, e.lim))
 	}
 	if x > e.hi {
 		return
@@ -216,4 +242,10 @@ func (ar *arena) keep(p *pareto) pareto {
 	ar.mem, ar.val, ar.arg = append(ar.mem, p.mem...), append(ar.val, p.val...), append(ar.arg, p.arg...)
 	ar.size += n
 	return pareto{mem: ar.mem[k : k+n : k+n], val: ar.val[k : k+n : k+n], arg: ar.arg[k : k+n : k+n]}
+}
+
+// reset empties the arena for reuse: what it handed out before is overwritten from now on.
+func (ar *arena) reset() {
+	ar.mem, ar.val, ar.arg = ar.mem[:0], ar.val[:0], ar.arg[:0]
+	ar.size = 0
 }

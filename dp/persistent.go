@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/memsched/memsched/instances"
@@ -73,6 +72,15 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	if n > math.MaxInt16 {
 		return nil, fmt.Errorf("dp: %d stages is too many (at most %d)", n, math.MaxInt16)
 	}
+	if b, limit := persistentBytes(n, m), memoryLimit(opt.MaxMemory); b > limit {
+		name := "C_MP (persistent)"
+		if adjoint {
+			name = "revolve"
+		}
+		k := slotsWithin(m, limit, func(k int) int64 { return persistentBytes(n, k) })
+		return nil, &TooLargeError{Table: fmt.Sprintf("%s with %s on %d stages", name, slotsName(opt), n), Bytes: b, Limit: limit,
+			Hint: slotsHint(k, "another algorithm (sequential, store-all)")}
+	}
 	p := &Persistent{c: c, sc: sc, budget: budget, m: m, n: n, workers: runtime.GOMAXPROCS(0), adjoint: adjoint}
 	if m < 0 {
 		return p, nil
@@ -99,41 +107,39 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	// Order: t ascending, then s descending. Row (s, t) needs (s', t) for s' > s, filled just
 	// before and still in cache, and (s, s'−1) for s' ≤ t, contiguous in memory. (The
 	// diagonal order of 004 Alg. 3 touches rows scattered over the whole table and is about
-	// twice as slow at 339 stages.) Columns are dealt round-robin to the cores as a wavefront:
-	// row (s, t) waits until column t−1 has finished row s, which by induction means every
-	// earlier column has.
-	workers := min(p.workers, n)
-	if workers <= 1 || (n+1)*(m+1) < 1<<14 {
-		for t := 1; t <= n; t++ {
-			for s := t; s >= 1; s-- {
-				p.fill(s, t)
-			}
+	// twice as slow at 339 stages.) Columns go to the cores as a wavefront.
+	workers := p.workers
+	if (n+1)*(m+1) < 1<<14 {
+		workers = 1
+	}
+	var stop atomic.Bool
+	wavefront(n, workers, func(_, s, t int) bool {
+		if s == t && stopped(opt.Stop) { // once per column
+			stop.Store(true)
+			return false
 		}
-		return p, nil
+		p.fill(s, t)
+		return true
+	})
+	if stop.Load() {
+		return nil, ErrStopped
 	}
-	done := make([]atomic.Int32, n+1) // done[t]: smallest s with row (s, t) filled; t+1 if none
-	for t := range done {
-		done[t].Store(int32(t + 1))
-	}
-	done[0].Store(0)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for t := 1 + w; t <= n; t += workers {
-				for s := t; s >= 1; s-- {
-					for s < t && done[t-1].Load() > int32(s) {
-						runtime.Gosched()
-					}
-					p.fill(s, t)
-					done[t].Store(int32(s))
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
 	return p, nil
+}
+
+// PersistentBytes estimates the memory of the C_MP table (NewPersistent, NewRevolve) of n
+// stages with slots slots (the budget beside a^0 is at most slots slots): per sub-chain (s, t),
+// s ≤ t, a row of slots+1 values (float64) and arguments (int16) plus its block ends, and the
+// n² row index. 10002 stages with 500 slots: 252 GB.
+func PersistentBytes(n, slots int) int64 { return persistentBytes(n, slots) }
+
+// persistentBytes is the size of newPersistent's allocations for n stages and m slots; keep it
+// next to them.
+func persistentBytes(n, m int) int64 {
+	rows := float64(n) * float64(n+1) / 2
+	w := float64(m + 1)
+	blocks := float64(m/pruneBlock + 1)
+	return satMul(rows, w, 8+2) + satMul(rows, blocks, 8) + satMul(float64(n), float64(n), 4) + satMul(rows, 4)
 }
 
 func (p *Persistent) rowOf(s, t int) int { return int(p.row[(s-1)*p.n+(t-1)]) }
@@ -236,15 +242,7 @@ func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi in
 				b0 = b1
 				continue
 			}
-			// Re-sliced to one length so the compiler drops the bounds checks of the hot loop.
-			as, bs, os, gs := A[b0-off:b1-off], B[b0:b1], out[b0:b1], arg[b0:b1]
-			bs, os, gs = bs[:len(as)], os[:len(as)], gs[:len(as)]
-			for i, x := range as {
-				if v := pre + x + bs[i]; v < os[i] {
-					os[i] = v
-					gs[i] = id
-				}
-			}
+			minPlus(pre, A[b0-off:b1-off], B[b0:b1], out[b0:b1], arg[b0:b1], id)
 			b0 = b1
 		}
 	}

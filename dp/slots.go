@@ -15,6 +15,11 @@ type Options struct {
 	Slots int
 	// Exact uses 1-byte slots: exact for integer instances, only practical for small sizes.
 	Exact bool
+	// MaxMemory caps the table's estimated memory in bytes (0: DefaultMaxMemory); above it the
+	// constructor returns a *TooLargeError before allocating anything.
+	MaxMemory int64
+	// Stop, when closed, stops the fill between rows: the constructor returns ErrStopped.
+	Stop <-chan struct{}
 	// lower rounds sizes DOWN (and gives the budget the slots of M, minus ⌊ω_a^0/q⌋): a
 	// relaxation of the byte model whose optimum is a lower bound on the true one. Sequences
 	// found that way may not fit in bytes, so only FloatingLowerBound sets it.

@@ -84,6 +84,9 @@ func ReadChain(rd io.Reader, source string) (*Chain, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, r.fail("", "", "trailing data after the JSON object (at byte %d)", dec.InputOffset())
 	}
+	if err := r.format(doc, FormatV1); err != nil {
+		return nil, err
+	}
 	top, err := r.object(doc, "", topFields)
 	if err != nil {
 		return nil, err
@@ -151,7 +154,7 @@ func (r *reader) units(top map[string]any) error {
 		return err
 	} else if m != "" {
 		if r.memUnit, ok = memoryUnits[m]; !ok {
-			return r.fail("units.memory", strconv.Quote(m), "unknown memory unit (want B, KB, MB, GB, KiB, MiB or GiB)")
+			return r.fail("units.memory", strconv.Quote(m), "unknown memory unit (want %s)", memoryUnitList())
 		}
 	}
 	if t, err := r.str(u, "time", "units"); err != nil {
@@ -198,6 +201,17 @@ func (r *reader) stage(obj map[string]any, path string) (Stage, error) {
 		return s, r.fail(join(path, "abar"), fmtNumber(obj["abar"]), "is smaller than a (%s): ā includes a (SPEC §1)", fmtNumber(obj["a"]))
 	}
 	return s, nil
+}
+
+// format rejects a document whose "format" names another format (a graph given for a chain,
+// or the reverse) before its fields are checked, so that the error names the format rather
+// than the first field the other format does not know.
+func (r *reader) format(doc any, want string) error {
+	obj, _ := doc.(map[string]any)
+	if f, ok := obj["format"].(string); ok && f != want {
+		return r.fail("format", strconv.Quote(f), "unknown format (want %q)", want)
+	}
+	return nil
 }
 
 // object checks that v is a JSON object with only known fields and every required one.
@@ -298,7 +312,8 @@ func LoadChain(path string) (*Chain, error) {
 }
 
 // Validate checks the semantic rules of the format for a chain built in code: at least one
-// stage, non-negative sizes, finite non-negative times, ā ≥ a.
+// stage, non-negative sizes, finite non-negative times, ā ≥ a, and every size and the total of
+// all sizes at most MaxBytes (the invariant that lets callers add sizes without overflow).
 func (c *Chain) Validate() error { return c.validate(c.Name) }
 
 func (c *Chain) validate(file string) error {
@@ -317,6 +332,12 @@ func (c *Chain) validate(file string) error {
 	if c.Delta0 < 0 {
 		return bad("input.delta", strconv.FormatInt(c.Delta0, 10), "must not be negative")
 	}
+	if c.A0 > MaxBytes {
+		return bad("input.a", strconv.FormatInt(c.A0, 10), "is above "+maxBytesText)
+	}
+	if c.Delta0 > MaxBytes {
+		return bad("input.delta", strconv.FormatInt(c.Delta0, 10), "is above "+maxBytesText)
+	}
 	for i, s := range c.Stages {
 		p := fmt.Sprintf("stages[%d].", i)
 		for _, f := range []struct {
@@ -325,6 +346,9 @@ func (c *Chain) validate(file string) error {
 		}{{"a", s.A}, {"abar", s.ABar}, {"delta", s.Delta}, {"of", s.OF}, {"ob", s.OB}, {"w", s.W}} {
 			if f.v < 0 {
 				return bad(p+f.name, strconv.FormatInt(f.v, 10), "must not be negative")
+			}
+			if f.v > MaxBytes {
+				return bad(p+f.name, strconv.FormatInt(f.v, 10), "is above "+maxBytesText)
 			}
 		}
 		for _, f := range []struct {
@@ -339,7 +363,29 @@ func (c *Chain) validate(file string) error {
 			return bad(p+"abar", strconv.FormatInt(s.ABar, 10), fmt.Sprintf("is smaller than a (%d): ā includes a (SPEC §1)", s.A))
 		}
 	}
+	// The total of every size must fit MaxBytes (the invariant everything downstream adds
+	// sizes under); name the field at which the running total passes it, and the total.
+	total, ok := SumBytes(c.A0, c.Delta0)
+	if !ok {
+		return bad("input.delta", strconv.FormatInt(c.Delta0, 10), c.totalMsg())
+	}
+	for i, s := range c.Stages {
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"a", s.A}, {"abar", s.ABar}, {"delta", s.Delta}, {"of", s.OF}, {"ob", s.OB}, {"w", s.W}} {
+			if total, ok = SumBytes(total, f.v); !ok {
+				return bad(fmt.Sprintf("stages[%d].%s", i, f.name), strconv.FormatInt(f.v, 10), c.totalMsg())
+			}
+		}
+	}
 	return nil
+}
+
+// totalMsg says that c's sizes add up to more than MaxBytes.
+func (c *Chain) totalMsg() string {
+	return fmt.Sprintf("the chain's sizes total %.3g B (input and every stage's a, abar, delta, of, ob, w; the running total passes the limit here), above %s",
+		c.floatTotal(), maxBytesText)
 }
 
 // chainJSON is the written form: bytes and seconds, every field explicit, so that writing then

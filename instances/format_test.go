@@ -52,7 +52,15 @@ func TestReadChainRejects(t *testing.T) {
 		{"top not object", `[1, 2]`, []string{"(top level)", "object"}},
 		{"stage not object", doc(`3`), []string{"stages[0]", "object"}},
 		{"name not string", `{"format": "memsched.chain/v1", "name": 3, "input": {"a": 1}, "stages": [` + okStage + `]}`, []string{"name", "string"}},
-		{"size overflows", `{"format": "memsched.chain/v1", "units": {"memory": "GiB"}, "input": {"a": 1e12}, "stages": [` + okStage + `]}`, []string{"input.a", "1e12", "overflows"}},
+		{"size above 2^60 B after units", `{"format": "memsched.chain/v1", "units": {"memory": "GiB"}, "input": {"a": 1e12}, "stages": [` + okStage + `]}`, []string{"input.a", "1e12", "1.07e+21 B, above 2^60 B"}},
+		{"size above 2^60 B", doc(`{"uf": 1, "ub": 2, "a": 10, "w": 1.5e18}`), []string{"stages[0].w", "1.5e18", "above 2^60 B"}},
+		// issue 18: weights of 1.5e18 B on 7 layers wrapped to a negative total ("info": negative
+		// GiB; offload-weights: peak 0 B, verified yes); 2e17 B each on 7 stages passes no
+		// single limit but their sum does.
+		{"sizes total above 2^60 B", doc(strings.Repeat(`{"uf": 1, "ub": 2, "a": 10, "w": 2e17}, `, 6) + `{"uf": 1, "ub": 2, "a": 10, "w": 2e17}`),
+			[]string{"stages[5].w", "200000000000000000", "the chain's sizes total 1.4e+18 B", "above 2^60 B"}},
+		{"activations total above 2^60 B", doc(strings.Repeat(`{"uf": 1, "ub": 2, "a": 4e17}, `, 2) + okStage),
+			[]string{"stages[0].delta", "the chain's sizes total 2.4e+18 B"}},
 		{"file too large", big, []string{"larger than"}},
 	}
 	for _, c := range cases {

@@ -51,8 +51,9 @@ func (g *Graph) Users() [][]int {
 	return u
 }
 
-// Validate checks a graph built in code: at least one node, unique names, non-negative sizes,
-// finite non-negative costs, dependencies in range, earlier than the node and not repeated.
+// Validate checks a graph built in code: at least one node, unique names, non-negative sizes
+// whose total (fixed, every size and temp) is at most MaxBytes, finite non-negative costs,
+// dependencies in range, earlier than the node and not repeated.
 func (g *Graph) Validate() error {
 	file := g.Name
 	if file == "" {
@@ -66,6 +67,10 @@ func (g *Graph) Validate() error {
 	}
 	if g.Fixed < 0 {
 		return bad("fixed", strconv.FormatInt(g.Fixed, 10), "must not be negative")
+	}
+	total, ok := SumBytes(g.Fixed)
+	if !ok {
+		return bad("fixed", strconv.FormatInt(g.Fixed, 10), "is above "+maxBytesText)
 	}
 	seen := make(map[string]int, len(g.Nodes))
 	for i, n := range g.Nodes {
@@ -86,6 +91,11 @@ func (g *Graph) Validate() error {
 		if n.Temp < 0 {
 			return bad(p+"temp", strconv.FormatInt(n.Temp, 10), "must not be negative")
 		}
+		var ok bool
+		if total, ok = SumBytes(total, n.Size, n.Temp); !ok {
+			return bad(p+"size", strconv.FormatInt(n.Size, 10), fmt.Sprintf("the graph's sizes total %.3g B (fixed and every node's size and temp; the running total passes the limit here), above %s",
+				g.floatTotal(), maxBytesText))
+		}
 		for k, d := range n.Deps {
 			if d < 0 || d >= i {
 				return bad(fmt.Sprintf("%sdeps[%d]", p, k), strconv.Itoa(d), "must name an earlier node (the node order is topological)")
@@ -98,6 +108,15 @@ func (g *Graph) Validate() error {
 		}
 	}
 	return nil
+}
+
+// floatTotal is the sum of every size of g in float64, for messages.
+func (g *Graph) floatTotal() float64 {
+	t := float64(g.Fixed)
+	for _, n := range g.Nodes {
+		t += float64(n.Size) + float64(n.Temp)
+	}
+	return t
 }
 
 // topoOrder returns a topological order of nodes 0..n-1 under the edges dep → user, keeping

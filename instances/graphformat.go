@@ -45,6 +45,9 @@ func ReadGraph(rd io.Reader, source string) (*Graph, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, r.fail("", "", "trailing data after the JSON object (at byte %d)", dec.InputOffset())
 	}
+	if err := r.format(doc, GraphFormatV1); err != nil {
+		return nil, err
+	}
 	top, err := r.object(doc, "", graphTopFields)
 	if err != nil {
 		return nil, err

@@ -22,9 +22,10 @@ type RandomParams struct {
 }
 
 // Random draws a valid chain from r under p. It panics if p is out of range (a programmer
-// error); the same seed always gives the same chain.
+// error), which includes a MaxSize whose chain could total more than MaxBytes ((6·Stages+2)·
+// MaxSize); the same seed always gives the same chain.
 func Random(r *rand.Rand, p RandomParams) *Chain {
-	if p.Stages < 1 || p.MaxSize < 1 || p.MaxTime < 0 {
+	if _, ok := MulBytes(int64(6*p.Stages+2), p.MaxSize); p.Stages < 1 || p.MaxSize < 1 || p.MaxTime < 0 || !ok {
 		panic(fmt.Sprintf("instances: bad RandomParams %+v", p))
 	}
 	size := func(lo int64) int64 {
@@ -63,4 +64,37 @@ func Random(r *rand.Rand, p RandomParams) *Chain {
 		c.Stages = append(c.Stages, s)
 	}
 	return c
+}
+
+// RandomTiny draws the small-chain population of SPEC §6's property tests (the combined
+// lever's DP, strategies and relaxation MILP are all checked on it against the exhaustive
+// search): L ≤ 5 (2 to 6 stages with the loss), integer sizes in [1, 6] with ā ≥ a, δ drawn on
+// every third draw k and overheads on every fourth, integer times in [0, 3], the loss stage's
+// output and gradient 0.
+func RandomTiny(r *rand.Rand, k int) *Chain {
+	c := Random(r, RandomParams{Stages: 2 + r.IntN(5), MaxSize: 6, MaxTime: 3, Integer: true,
+		WithABar: true, WithDelta: k%3 == 0, WithOverheads: k%4 == 0})
+	last := &c.Stages[len(c.Stages)-1]
+	last.A, last.ABar, last.Delta = 0, 0, 0
+	return c
+}
+
+// Scaled returns a copy of c with every size (a^0, δ^0, a, ā, δ, o_f, o_b, w) multiplied by f
+// and the times unchanged: the same chain at another scale (bytes and GiB, f = 2^30), whose
+// optima are the same times. It panics if a size would pass MaxBytes (a programmer error).
+func (c *Chain) Scaled(f int64) *Chain {
+	mul := func(x int64) int64 {
+		y, ok := MulBytes(x, f)
+		if !ok || f < 1 {
+			panic(fmt.Sprintf("instances: Scaled(%d) of %q: a size leaves [0, MaxBytes]", f, c.Name))
+		}
+		return y
+	}
+	s := c.Clone()
+	s.A0, s.Delta0 = mul(s.A0), mul(s.Delta0)
+	for i := range s.Stages {
+		st := &s.Stages[i]
+		st.A, st.ABar, st.Delta, st.OF, st.OB, st.W = mul(st.A), mul(st.ABar), mul(st.Delta), mul(st.OF), mul(st.OB), mul(st.W)
+	}
+	return s
 }

@@ -94,7 +94,7 @@ func SolveGuarded(ctx context.Context, solvers []Solver, m *model.Model, p Param
 		}
 	}
 	if ctx.Err() != nil && len(claims) == 0 {
-		return &Guarded{Result: &Result{Status: Interrupted, Bound: math.NaN(), Gap: math.Inf(1)}}, nil
+		return &Guarded{Result: stoppedResult(ctx, solvers[0].Name())}, nil
 	}
 	if len(claims) == 0 && lastErr != nil {
 		return nil, lastErr

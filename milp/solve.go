@@ -26,13 +26,18 @@ const (
 // evidence (what the backend claimed, which row, bound or integrality its point violates and by
 // how much) — a solve outcome like any other, never an error and never a solution. Solve
 // returns an error only when the solve could not run (bad model, bad start point, a backend
-// failure).
+// failure). A deadline on ctx caps the time limit (DeadlineParams); a solve that cannot start
+// before it has status TimeLimit.
 func Solve(ctx context.Context, s Solver, m *model.Model, p Params) (*Result, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
 	if p.Start != nil && len(p.Start) != m.NumVars() {
 		return nil, fmt.Errorf("milp: start point has %d values for %d columns", len(p.Start), m.NumVars())
+	}
+	p, ok := DeadlineParams(ctx, p)
+	if !ok || ctx.Err() != nil {
+		return stoppedResult(ctx, s.Name()), nil
 	}
 	res, err := s.Solve(ctx, m, p)
 	if err != nil {

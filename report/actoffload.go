@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -43,17 +44,29 @@ const (
 )
 
 // actStrategyRow runs one strategy of the registry (validated by verify/timed there) with
-// certify's settings: DYNPROG with the default slots, the exact search only on chains of at
-// most actExactMaxOps operations, stopped at the lower bound lb or actExactNodes nodes.
-func actStrategyRow(p *act.Problem, st leveract.Strategy, lb float64) (Row, error) {
+// certify's settings: DYNPROG with the default slots under o's memory limit and Stop channel
+// (a table above the one or stopped by the other is a row with the reason), the exact search
+// only on chains of at most actExactMaxOps operations, stopped at the lower bound lb or
+// actExactNodes nodes.
+func actStrategyRow(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOptions) (Row, error) {
+	row, _, err := actStrategyRun(p, st, lb, o)
+	return row, err
+}
+
+// actStrategyRun is actStrategyRow with the validated schedule (nil when none).
+func actStrategyRun(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOptions) (Row, *heur.Result, error) {
 	row := Row{Strategy: st.Name}
 	if st.Name == "exact" && p.L()+1 > actExactMaxOps {
 		row.Note = fmt.Sprintf("not run: %d operations (exact search up to %d)", p.L()+1, actExactMaxOps)
-		return row, nil
+		return row, nil, nil
 	}
-	out, err := st.Run(p, leveract.Options{LowerBound: lb, MaxNodes: actExactNodes})
+	out, err := st.Run(p, leveract.Options{DP: o, LowerBound: lb, MaxNodes: actExactNodes})
+	if why, ok := tableOutOfReach(err); ok {
+		row.Note = why
+		return row, nil, nil
+	}
 	if err != nil {
-		return row, fmt.Errorf("%s: %w", st.Name, err)
+		return row, nil, fmt.Errorf("%s: %w", st.Name, err)
 	}
 	switch out.Status {
 	case heur.Optimal.String():
@@ -66,10 +79,10 @@ func actStrategyRow(p *act.Problem, st leveract.Strategy, lb float64) (Row, erro
 		if row.Note == "" {
 			row.Note = "no schedule of this strategy fits"
 		}
-		return row, nil
+		return row, nil, nil
 	}
 	row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, r.Report.Makespan, r.Report.Peak
-	return row, nil
+	return row, r, nil
 }
 
 // ActSweepDPStages is the most operations on which a sweep runs DYNPROG and the interruptible
@@ -78,8 +91,9 @@ func actStrategyRow(p *act.Problem, st leveract.Strategy, lb float64) (Row, erro
 const ActSweepDPStages = 200
 
 // ActBounds returns 001 Prop. 3, the fractional relaxation and, with withDP, the interruptible
-// relaxation (DYNPROG with sizes rounded down to 500 slots; never below the fractional one).
-func ActBounds(p *act.Problem, withDP bool) ([]Bound, error) {
+// relaxation (DYNPROG with sizes rounded down to 500 slots; never below the fractional one)
+// under o's memory limit and Stop channel.
+func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
 	frac := p.Fractional()
 	if math.IsInf(frac, 1) {
 		return []Bound{{Name: "fractional relaxation", Kind: Relaxation, Infeasible: true,
@@ -93,7 +107,7 @@ func ActBounds(p *act.Problem, withDP bool) ([]Bound, error) {
 		return bounds, nil
 	}
 	start := time.Now()
-	ib, err := dp.InterruptibleBound(p, dp.ActOptions{})
+	ib, err := dp.InterruptibleBound(p, o)
 	if err != nil {
 		return bounds, err
 	}
@@ -119,29 +133,58 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 	if err != nil {
 		return lr, err
 	}
-	if lr.Bounds, err = ActBounds(p, true); err != nil {
-		return lr, err
+	dpOpt := dp.ActOptions{MaxMemory: memoryLimit(in), Stop: ctx.Done()}
+	if lr.Bounds, err = ActBounds(p, true, dpOpt); err != nil {
+		why, ok := tableOutOfReach(err)
+		if !ok {
+			return lr, err
+		}
+		lr.Notes = append(lr.Notes, "bound: the interruptible relaxation (DYNPROG) "+why)
+		if lr.Bounds, err = ActBounds(p, false, dpOpt); err != nil {
+			return lr, err
+		}
 	}
 	lb := 0.0
 	for _, b := range lr.Bounds {
 		lb = math.Max(lb, b.Value)
 	}
+	t0 := time.Now()
+	var best *heur.Result
+	bestName := ""
 	for _, st := range leveract.Strategies {
 		if st.Use&leveract.InCertify == 0 {
 			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return lr, err
-		}
+		// Only DYNPROG can take long (exact is limited to 16 operations and a node budget):
+		// it stops at the end of the share, the heuristics always run.
 		start := time.Now()
-		row, err := actStrategyRow(p, st, lb)
+		row, r, err := actStrategyRun(p, st, lb, dpOpt)
 		if err != nil {
 			return lr, err
 		}
 		row.Seconds = time.Since(start).Seconds()
 		lr.Rows = append(lr.Rows, row)
+		if r != nil && (best == nil || r.Report.Makespan < best.Report.Makespan) {
+			best, bestName = r, st.Name
+		}
+	}
+	if in.TimeLimit > 0 {
+		actMILP(ctx, in, p, &lr, best, bestName, lb, t0.Add(in.TimeLimit))
 	}
 	return lr, nil
+}
+
+// tableOutOfReach says why a dynamic program did not finish when err is one of the guards'
+// (a table above the memory limit, or stopped at the end of the time share).
+func tableOutOfReach(err error) (string, bool) {
+	var tl *dp.TooLargeError
+	switch {
+	case errors.Is(err, dp.ErrStopped):
+		return "stopped at the end of the lever's time share", true
+	case errors.As(err, &tl):
+		return "not run: " + tl.Error(), true
+	}
+	return "", false
 }
 
 // weightsFillBound is the infeasibility proof when the resident weights alone fill the budget.

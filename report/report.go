@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -27,8 +28,14 @@ type Input struct {
 	// MaxBreakpoints caps one sub-chain's frontier in the exact C_FL table (0:
 	// dp.DefaultMaxBreakpoints); above it the bound falls back to slots, with a note.
 	MaxBreakpoints int
-	// TimeLimit bounds the wall time of the bounds that can be stopped (MILP solves); 0: none.
+	// TimeLimit is the wall-time budget of the whole certification (0: none; a deadline on
+	// Certify's context counts too, whichever comes first). Certify shares it between the
+	// levers that run (ShareTime); inside a lever, Run sees its share here and as the deadline
+	// of its context, and every table and MILP stops by it (docs/certify.md).
 	TimeLimit time.Duration
+	// MaxMemory caps the estimated memory of the tables and MILP models alive at once (0:
+	// dp.DefaultMaxMemory); a lever that builds several side by side divides it.
+	MaxMemory int64
 	// Solver names the MILP backend ("" picks the best registered one).
 	Solver string
 	// Progress, when non-nil, receives progress of long steps (see Progress).
@@ -83,7 +90,9 @@ type Bound struct {
 	Status  string   `json:"status,omitempty"`
 	Gap     *float64 `json:"gap,omitempty"`
 	Seconds float64  `json:"seconds"`
-	Note    string   `json:"note,omitempty"`
+	// TimeBudget is the time limit the bound was given in seconds (a MILP's; 0: none).
+	TimeBudget float64 `json:"time_budget_seconds,omitempty"`
+	Note       string  `json:"note,omitempty"`
 }
 
 // Row is one strategy: the validator's figures for its schedule.
@@ -120,6 +129,10 @@ type LeverReport struct {
 	Optimal bool    `json:"optimal"`
 	// Notes say which bounds were out of reach and what was used instead.
 	Notes []string `json:"notes,omitempty"`
+	// TimeBudget is the lever's share of the time limit in seconds (0: no limit), Seconds the
+	// wall time it took.
+	TimeBudget float64 `json:"time_budget_seconds,omitempty"`
+	Seconds    float64 `json:"seconds"`
 }
 
 // Lever is one way to save memory. Skip returns why the lever cannot run on in ("" if it
@@ -143,12 +156,12 @@ type Report struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 }
 
-// LeverNames are the three levers, in report order.
-var LeverNames = []string{"remat", "act-offload", "weight-offload"}
+// LeverNames are the levers, in report order.
+var LeverNames = []string{"remat", "act-offload", "weight-offload", "remat-offload"}
 
 // DefaultLevers returns the levers implemented in this package, keyed by name.
 func DefaultLevers() map[string]Lever {
-	return map[string]Lever{"remat": Remat{}, "act-offload": ActOffload{}, "weight-offload": WeightOffload{}}
+	return map[string]Lever{"remat": Remat{}, "act-offload": ActOffload{}, "weight-offload": WeightOffload{}, "remat-offload": RematOffload{}}
 }
 
 // Certify runs every lever of levers (keyed by name; a name of LeverNames without a lever is
@@ -166,6 +179,18 @@ func Certify(ctx context.Context, in Input, levers map[string]Lever) (*Report, e
 			names = append(names, n)
 		}
 	}
+	if in.TimeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, in.TimeLimit)
+		defer cancel()
+	}
+	// The levers that will run, for the time shares.
+	var running []string
+	for _, name := range names {
+		if lv, ok := levers[name]; ok && lv.Skip(in) == "" {
+			running = append(running, name)
+		}
+	}
 	for _, name := range names {
 		lv, ok := levers[name]
 		rep.Order = append(rep.Order, name)
@@ -180,20 +205,33 @@ func Certify(ctx context.Context, in Input, levers map[string]Lever) (*Report, e
 			}
 			continue
 		}
-		if err := ctx.Err(); err != nil {
+		if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			return rep, err
 		}
 		if in.Progress != nil {
 			in.Progress.Step("certify: "+name, 0)
 		}
-		lr, err := lv.Run(ctx, in)
+		lctx, lin, cancel := ShareTime(ctx, in, len(running))
+		running = running[1:]
+		start := time.Now()
+		lr, err := lv.Run(lctx, lin)
+		cancel()
 		if in.Progress != nil {
 			in.Progress.Done()
+		}
+		if err != nil && errors.Is(err, context.DeadlineExceeded) && !errors.Is(ctx.Err(), context.Canceled) {
+			// The lever returned at the end of its share: what it finished stands.
+			lr.Notes = append(lr.Notes, "stopped at the end of its time share")
+			err = nil
 		}
 		if err != nil {
 			return rep, fmt.Errorf("report: %s: %w", name, err)
 		}
 		lr.Lever = name
+		lr.Seconds = time.Since(start).Seconds()
+		if lin.TimeLimit > 0 {
+			lr.TimeBudget = lin.TimeLimit.Seconds()
+		}
 		Summarize(&lr)
 		rep.Levers[name] = &lr
 		if in.LeverDone != nil {
@@ -201,6 +239,23 @@ func Certify(ctx context.Context, in Input, levers map[string]Lever) (*Report, e
 		}
 	}
 	return rep, nil
+}
+
+// ShareTime gives the next of k levers still to run its share of the time left before ctx's
+// deadline: an equal share, (deadline − now)/k, so that time a lever leaves unused goes to the
+// ones after it. It returns the lever's context (with its share's deadline), its Input
+// (TimeLimit = the share) and the context's cancel. Without a deadline the lever gets ctx
+// and in unchanged.
+func ShareTime(ctx context.Context, in Input, k int) (context.Context, Input, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok || k < 1 {
+		return ctx, in, func() {}
+	}
+	share := time.Until(dl) / time.Duration(k)
+	share = max(share, 0)
+	lctx, cancel := context.WithDeadline(ctx, time.Now().Add(share))
+	in.TimeLimit = max(share, time.Nanosecond) // a spent budget is still a budget, not "none"
+	return lctx, in, cancel
 }
 
 // Summarize fills the best bound, every row's ratio, and the best strategy.

@@ -7,7 +7,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/instances/zoo"
+	"github.com/memsched/memsched/verify"
 )
 
 // TestCertifyToyPureGo: without any MILP backend (pure Go build) the toy chain is certified by
@@ -70,4 +73,69 @@ func TestCertifyActOffloadToy(t *testing.T) {
 		assert.InDelta(t, 1, r.Ratio, 1e-9, r.Strategy)
 	}
 	assert.Equal(t, "the chain has no weights (w = 0 on every stage)", rep.Levers["weight-offload"].Skipped)
+}
+
+// TestCertifyRematCollapsed: on zoo chains whose optimum is persistent, certify proves it with
+// C_FL collapsed and exact C_MP (no C_FL table): GPT-2 (every block output the same size, so
+// P = C_MP by construction) and ResNet-50 (a^1 smaller than a^2: one source table), 25 % of the
+// way from the smallest budget to store-all. The persistent row is exact C_MP's sequence, the
+// floating row the same proven-optimal sequence, and no bound lies above a verified row.
+func TestCertifyRematCollapsed(t *testing.T) {
+	gpt, err := zoo.Transformer(zoo.TransformerConfig{Kind: "gpt2", Hidden: 768, Heads: 12, Layers: 12, SeqLen: 1024, Batch: 8})
+	require.NoError(t, err)
+	rn, err := zoo.ResNet(zoo.CNNConfig{Depth: 50, Image: 224, Batch: 32})
+	require.NoError(t, err)
+	for _, c := range []*instances.Chain{gpt, rn} {
+		lo := verify.MinBudget(c)
+		all, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		in := Input{Chain: c, Budget: lo + (all.Peak-lo)/4}
+		lr, err := Remat{}.Run(context.Background(), in)
+		require.NoError(t, err)
+		Summarize(&lr)
+		require.True(t, lr.Optimal, c.Name)
+		assert.Equal(t, "C_FL collapsed", lr.BestBoundBy, c.Name)
+		for _, b := range lr.Bounds {
+			assert.NotEqual(t, "C_FL exact", b.Name, "no C_FL table when the bracket is closed")
+			for _, r := range lr.Rows {
+				if r.Feasible && !b.Infeasible {
+					assert.LessOrEqual(t, b.Value, r.Makespan*(1+1e-9), "%s: %s above %s", c.Name, b.Name, r.Strategy)
+				}
+			}
+		}
+		for _, r := range lr.Rows {
+			switch r.Strategy {
+			case "persistent", "floating":
+				assert.InDelta(t, lr.BestBound, r.Makespan, 1e-12*r.Makespan, "%s %s", c.Name, r.Strategy)
+			}
+		}
+	}
+}
+
+// TestCertifyRematFloatingExact: where C_FL collapsed stays below exact C_MP (DenseNet-121 at
+// 25 %, many sources), the exact C_FL table pruned by exact C_MP's makespan closes the bracket.
+func TestCertifyRematFloatingExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("DenseNet-121's exact C_FL table: seconds")
+	}
+	c, err := zoo.DenseNet(zoo.CNNConfig{Depth: 121, Image: 224, Batch: 16})
+	require.NoError(t, err)
+	lo := verify.MinBudget(c)
+	all, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	require.NoError(t, err)
+	lr, err := Remat{}.Run(context.Background(), Input{Chain: c, Budget: lo + (all.Peak-lo)/4})
+	require.NoError(t, err)
+	Summarize(&lr)
+	require.True(t, lr.Optimal)
+	assert.Equal(t, "C_FL exact", lr.BestBoundBy)
+	var col, ex float64
+	for _, b := range lr.Bounds {
+		switch b.Name {
+		case "C_FL collapsed":
+			col = b.Value
+		case "C_FL exact":
+			ex = b.Value
+		}
+	}
+	assert.Less(t, col, ex, "collapsed is below the optimum here")
 }

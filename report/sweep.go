@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -111,12 +112,13 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 		total := 0
 		for _, name := range levers {
 			switch {
-			case name == "remat" && floatingOutOfReach(in.Chain.Len(), max(in.Slots, 1), maxFloatingBytes) != "":
+			case name == "remat" && floatingOutOfReach(in.Chain.Len(), max(in.Slots, 1), memoryLimit(in)/3) != "":
 				total += len(o.Budgets) + 2 // persistent and revolve tables
 			case name == "remat":
 				total += len(o.Budgets) + 3
 			case name == "weight-offload" && (WeightOffload{}).Skip(in) == "",
-				name == "act-offload" && (ActOffload{}).Skip(in) == "":
+				name == "act-offload" && (ActOffload{}).Skip(in) == "",
+				name == "remat-offload" && (RematOffload{}).Skip(in) == "":
 				total += len(o.Budgets)
 			}
 		}
@@ -139,6 +141,12 @@ func Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error) {
 				continue
 			}
 			s.acts(ctx)
+		case "remat-offload":
+			if why := (RematOffload{}).Skip(in); why != "" {
+				res.Skipped[name] = why
+				continue
+			}
+			s.combined(ctx)
 		default:
 			panic("report: unknown lever " + name)
 		}
@@ -185,8 +193,8 @@ func (s *sweeper) spawn(ctx context.Context, f func() error) {
 		if ctx.Err() != nil {
 			return
 		}
-		if err := f(); err != nil {
-			s.fail(err)
+		if err := f(); err != nil && !(errors.Is(err, dp.ErrStopped) && ctx.Err() != nil) {
+			s.fail(err) // a table stopped by the interrupt is not a failure: the sweep is interrupted
 		}
 	}()
 }
@@ -244,7 +252,8 @@ func (s *sweeper) remat(ctx context.Context) {
 	for _, b := range budgets {
 		top = max(top, b)
 	}
-	opt := dp.Options{Slots: in.Slots}
+	// The three tables are built side by side: each gets a third of the memory limit.
+	opt := dp.Options{Slots: in.Slots, MaxMemory: memoryLimit(in) / 3, Stop: ctx.Done()}
 	nslots := in.Slots
 	if nslots == 0 {
 		nslots = dp.DefaultSlots
@@ -260,7 +269,7 @@ func (s *sweeper) remat(ctx context.Context) {
 	var exactFL *dp.FloatingExact
 	if c.Len() <= dp.MaxFloatingStages && ctx.Err() == nil {
 		start := time.Now()
-		f, err := dp.NewFloatingExact(c, top, dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints})
+		f, err := dp.NewFloatingExact(c, top, dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints, MaxMemory: memoryLimit(in) / 3, Stop: ctx.Done()})
 		if err == nil {
 			exactFL = f
 			s.note("remat: floating and the bound from C_FL exact in bytes (one table, %.2f s)", time.Since(start).Seconds())
@@ -268,7 +277,7 @@ func (s *sweeper) remat(ctx context.Context) {
 			s.note("remat: C_FL exact in bytes is out of reach (%v): %d slots", err, nslots)
 		}
 	}
-	switch why := floatingOutOfReach(c.Len(), nslots, maxFloatingBytes); {
+	switch why := floatingOutOfReach(c.Len(), nslots, memoryLimit(in)/3); {
 	case exactFL != nil:
 	case why != "":
 		names = []string{"persistent", "revolve"}
@@ -463,7 +472,8 @@ func (s *sweeper) acts(ctx context.Context) {
 				return err
 			}
 			withDP := p.L()+1 <= ActSweepDPStages
-			bounds, err := ActBounds(p, withDP)
+			dpOpt := dp.ActOptions{MaxMemory: memoryLimit(in) / int64(cap(s.sem)), Stop: ctx.Done()}
+			bounds, err := ActBounds(p, withDP, dpOpt)
 			if err != nil {
 				return err
 			}
@@ -476,13 +486,35 @@ func (s *sweeper) acts(ctx context.Context) {
 				if st.Use&leveract.InCertify == 0 || st.Name == "dynprog" && !withDP {
 					continue
 				}
-				row, err := actStrategyRow(p, st, lb)
+				row, err := actStrategyRow(p, st, lb, dpOpt)
 				if err != nil {
 					return fmt.Errorf("at %d B: %w", b, err)
 				}
 				pt.Rows = append(pt.Rows, row)
 			}
 			s.emit(ctx, pt, bounds)
+			return nil
+		})
+	}
+}
+
+// SweepRematOffloadTime is the time the combined DP gets at each budget of a sweep.
+const SweepRematOffloadTime = 2 * time.Second
+
+// combined sweeps the lever of rematerialization and activation offloading together: every
+// strategy and bound at each budget (pofo refining its slots for SweepRematOffloadTime).
+func (s *sweeper) combined(ctx context.Context) {
+	in := s.o.Input
+	s.note("remat-offload: the combined DP refines its slots for %s per budget; its rows are strict makespans", SweepRematOffloadTime)
+	for _, b := range s.o.Budgets {
+		s.spawn(ctx, func() error {
+			at := in
+			at.Budget = b
+			lr, err := rematOffloadAt(ctx, at, activationBudget(in, b), SweepRematOffloadTime)
+			if err != nil {
+				return fmt.Errorf("remat-offload at %d B: %w", b, err)
+			}
+			s.emit(ctx, Point{Lever: "remat-offload", Budget: b, Rows: lr.Rows}, lr.Bounds)
 			return nil
 		})
 	}

@@ -46,11 +46,16 @@ func (WeightOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 	if err != nil {
 		return lr, err
 	}
+	// When an operation alone exceeds M_GPU no schedule exists, and the heuristics, which take
+	// tens of seconds to find that out on a 1000-block GPT-2, are not run. Otherwise they always
+	// run (the MILP gets the time share).
+	impossible := WeightTrivialBounds(p)[0].Infeasible
 	for _, st := range weightoffload.Strategies {
-		if err := ctx.Err(); err != nil {
-			return lr, err
-		}
 		start := time.Now()
+		if impossible {
+			lr.Rows = append(lr.Rows, Row{Strategy: st.Name, Note: "not run: no schedule exists (an operation exceeds M_GPU with every other weight away)"})
+			continue
+		}
 		row, err := weightRow(p, st)
 		if err != nil {
 			return lr, err
@@ -137,16 +142,19 @@ func WeightBounds(ctx context.Context, p *offload.Problem, in Input) ([]Bound, *
 		u := weightlb.Units(p)
 		params.Progress = func(inc, bound, gap float64) { in.Progress.MILP(inc*u.Time, bound*u.Time, gap) }
 	}
-	cert, err := weightlb.LowerBound(ctx, p, weightlb.Options{Solvers: solvers, Params: params})
+	cert, err := weightlb.LowerBound(ctx, p, weightlb.Options{Solvers: solvers, Params: params, MaxMemory: memoryLimit(in)})
 	if err != nil {
 		return bounds, nil, "", err
 	}
 	g := cert.MILP
 	if g == nil {
+		if cert.Note != "" {
+			return bounds, cert, "bound: " + cert.Note, nil
+		}
 		return bounds, cert, "", nil
 	}
 	b := Bound{Name: "MILP (002 §6, " + g.Solver + ")", Kind: MILP, Status: g.Status.String(), Seconds: time.Since(start).Seconds(),
-		Exact: g.Status == milp.Optimal, Note: cert.CertifiedBy}
+		Exact: g.Status == milp.Optimal, Note: cert.CertifiedBy, TimeBudget: in.TimeLimit.Seconds()}
 	if g.HasSolution {
 		b.Gap = finite(g.Gap)
 	}
@@ -161,7 +169,11 @@ func WeightBounds(ctx context.Context, p *offload.Problem, in Input) ([]Bound, *
 	case cert.Infeasible:
 		b.Infeasible = true
 	case math.IsNaN(cert.MILPBound):
-		return bounds, cert, fmt.Sprintf("bound: the MILP stopped (%s after %s) without a bound", g.Status, instances.FormatDuration(b.Seconds)), nil
+		why := fmt.Sprintf("bound: the MILP stopped (%s after %s of its %s) without a bound", g.Status, instances.FormatDuration(b.Seconds), instances.FormatDuration(b.TimeBudget))
+		if cert.Note != "" {
+			why = "bound: " + cert.Note
+		}
+		return bounds, cert, why, nil
 	default:
 		b.Value = cert.MILPBound
 	}

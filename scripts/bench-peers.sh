@@ -3,8 +3,11 @@
 # solver on the same chains, budgets and slot counts (issue 14). rockmate is fetched from its
 # PyPI source distribution into the git-ignored .deps/rockmate, and only its C file is built,
 # against Python's headers: no torch, nothing of rockmate committed here.
-# Environment: PEERS_CHAINS (zoo ResNet depths, default "101 152 1001"), PEERS_SLOTS (default
-# 500), PEERS_BUDGETS (percent between the smallest feasible budget and store-all, "25,50,75").
+# Environment: PEERS_CHAINS (zoo ResNet depths, default "1001", issue 23's configuration),
+# PEERS_SLOTS (default "200,500"), PEERS_BUDGETS (percent between the smallest feasible budget
+# and store-all, "25,50,75"), PEERS_SAME_PROBLEM (default 1: both solve the chain with a
+# final output of size 0 and the same table width, scripts/bench_peers.py says why; 0: each
+# model as it is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -26,11 +29,12 @@ if [ ! -f "$PKG/csolver$SUFFIX" ]; then
 fi
 mkdir -p out/peers
 CHAINS=()
-for d in ${PEERS_CHAINS:-101 152 1001}; do
+for d in ${PEERS_CHAINS:-1001}; do
   f=out/peers/resnet$d-224-32.json
   [ -f "$f" ] || bin/memsched gen zoo resnet --depth "$d" --image 224 --batch 32 -o "$f" 2>/dev/null
   CHAINS+=("$f")
 done
 $PY scripts/bench_peers.py --memsched bin/memsched --rockmate "$RK/pkg" \
-  --slots "${PEERS_SLOTS:-500}" --budgets "${PEERS_BUDGETS:-25,50,75}" "${CHAINS[@]}" | tee out/bench-peers.txt
+  --slots "${PEERS_SLOTS:-200,500}" --budgets "${PEERS_BUDGETS:-25,50,75}" \
+  $([ "${PEERS_SAME_PROBLEM:-1}" = 0 ] && echo --no-same-problem) "${CHAINS[@]}" | tee out/bench-peers.txt
 echo "bench-peers: report written to out/bench-peers.txt"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-report.sh: reports that take longer than tests should (run by `make bench`):
-# the replica of 002 Table 1 (weight offloading, HiGHS with a per-row time limit) and of 001
-# Fig. 5 (activation offloading).
+# the replica of 002 Table 1 (weight offloading, HiGHS with a per-row time limit), of 001
+# Fig. 5 (activation offloading) and 003's claims (rematerialization and offloading together).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The same cgo settings as the Makefile, so that the script also runs on its own.
@@ -16,3 +16,16 @@ MEMSCHED_ACTZOO_REPORT=1 MEMSCHED_ACTZOO_OUT="$PWD/out/act-offload-zoo.tsv" \
   go test -count=1 -run TestActZooReport -v ./dp/ | grep -vE '^(=== RUN|--- PASS|PASS|ok )'
 go run ./tools/actzooplot out/act-offload-zoo.tsv out/act-offload-zoo-prop3.svg
 go run ./tools/actzooplot -bound best out/act-offload-zoo.tsv out/act-offload-zoo-best.svg
+# 003's claims on the zoo (rematerialization and activation offloading together; tens of
+# minutes): table, per-budget points and the plot in out/.
+MEMSCHED_COMBINED_ZOO=1 MEMSCHED_COMBINED_ZOO_OUT="$PWD/out/remat-offload-zoo.tsv" \
+  go test -count=1 -timeout 4h -run TestCombinedZooClaims -v ./report/ | grep -vE '^(=== RUN|--- PASS|PASS|ok )'
+go run ./tools/combinedzooplot out/remat-offload-zoo-points.tsv out/remat-offload-zoo.svg
+# Issue 21's table: activation offloading before and after the exact MILP, and the combined
+# lever's relaxation, on the zoo at five budgets (60 s per MILP; about two hours on two cores).
+MEMSCHED_ACTZOO_TABLE=1 MEMSCHED_ACTZOO_TABLE_OUT="$PWD/out/act-milp-zoo.tsv" \
+  go test -tags "highs lpsolve" -count=1 -timeout 600m -run TestActZooTable -v ./report/ | grep -vE '^(=== RUN|--- PASS|PASS|ok )'
+go run ./tools/actzooplot out/act-milp-zoo.tsv out/act-milp-zoo.svg
+# The full exactness sweeps (minutes each).
+MEMSCHED_ACTMILP_FULL=1 go test -tags "highs lpsolve" -count=1 -run TestMILPEqualsExact -v ./milp/actmilp/ | grep -vE '^(=== RUN|--- PASS|PASS|ok )'
+MEMSCHED_COMBINEDLB_FULL=1 go test -tags "highs lpsolve" -count=1 -run TestBelowEverySchedule -v ./milp/combinedlb/ | grep -vE '^(=== RUN|--- PASS|PASS|ok )'

@@ -4,7 +4,13 @@
 #     glpk-utils (independent readers of exported .lp/.mps files);
 #   - HiGHS 1.15.1 from PyPI's highsbox wheel into the git-ignored .deps/highs, with our own
 #     highs.pc (the wheel's bundled one points at its build machine's paths);
-#   - the Go modules.
+#   - the Go modules;
+#   - the project virtual environment .venv/ (git-ignored): torch, torchvision and pytest at the
+#     versions pinned in python/requirements.txt, and memsched_torch (python/) installed
+#     editable. The first run downloads about 3 GB from PyPI and fills about 5.5 GB (torch's
+#     PyPI wheel carries the CUDA libraries, unused on CPU). Only with the argument `python`
+#     (`make test` and `make python` pass it; `make build` and `make demo` do not need torch);
+#     MEMSCHED_NO_VENV=1 skips it even then.
 # A second run does nothing and takes well under two seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,4 +61,21 @@ if [ ! -f "$deps/.gomod-$(sha256sum go.sum | cut -c1-16)" ]; then
   go mod download
   rm -f "$deps"/.gomod-*
   touch "$deps/.gomod-$(sha256sum go.sum | cut -c1-16)"
+fi
+
+# The Python side (python/, memsched_torch). Re-installed when python/requirements.txt or
+# python/pyproject.toml change (their hash is the stamp); the editable install follows the
+# sources without a reinstall.
+if [ "${1:-}" = python ] && [ "${MEMSCHED_NO_VENV:-0}" != 1 ]; then
+  venv="$root/.venv"
+  stamp="$venv/.memsched-$(cat python/requirements.txt python/pyproject.toml | sha256sum | cut -c1-16)"
+  if [ ! -f "$stamp" ]; then
+    echo "setup: installing the Python environment .venv (torch, torchvision, pytest; python/requirements.txt)"
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r python/requirements.txt
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+      --no-build-isolation -e python
+    rm -f "$venv"/.memsched-*
+    touch "$stamp"
+  fi
 fi

@@ -77,6 +77,9 @@ func Exact(p *act.Problem, o ExactOptions) (*Result, ExactStatus, error) {
 		}
 		e.restOps[k] = e.restOps[k+1] + u
 	}
+	if _, tail, ok := p.WholeWindows(); ok {
+		e.tail = tail
+	}
 	s := newSim(p)
 	s.run(true)
 	e.dfs(s)
@@ -98,6 +101,7 @@ type exact struct {
 	best, lb       float64
 	tailB          []float64 // tailB[j] = Σ_{i<j} u_{B_i}
 	restOps        []float64 // restOps[k] = time of compute operations k..2n−1
+	tail           []float64 // tail[k]: least time from the start of operation k to the end (WholeWindows)
 	sol            *sim
 	nodes          int
 	maxNodes       int
@@ -106,8 +110,14 @@ type exact struct {
 
 func (e *exact) bound(s *sim) float64 {
 	lb := s.now + e.restOps[s.k]
+	if s.k < 2*e.n && e.tail != nil {
+		lb = math.Max(lb, s.now+e.tail[s.k])
+	}
 	if s.running {
 		lb = s.opEnd + e.restOps[s.k+1]
+		if e.tail != nil {
+			lb = math.Max(lb, s.opEnd-e.opDur(s.k)+e.tail[s.k])
+		}
 	}
 	var pre float64
 	jmin := -1
@@ -175,4 +185,12 @@ func (e *exact) dfs(s *sim) {
 		c.push(schedule.ActTransfer{Kind: schedule.Offload, Index: j})
 		e.dfs(c)
 	}
+}
+
+// opDur returns the duration of compute operation k.
+func (e *exact) opDur(k int) float64 {
+	if k < e.n {
+		return e.p.UF[k]
+	}
+	return e.p.UB[2*e.n-1-k]
 }

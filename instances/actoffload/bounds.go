@@ -71,3 +71,81 @@ func (p *Problem) Fractional() float64 {
 	}
 	return p.Compute() + idle
 }
+
+// FluidWindows returns, for every compute operation in execution order (position k = i for
+// F_i, k = 2(L+1)−1−i for B_i), the fluid relaxation's earliest start Head[k] and least time
+// Tail[k] from the start of operation k to the end of the iteration; ok is false when even the
+// relaxation has no schedule. Every Problem 1 schedule starts operation k at or after Head[k]
+// and ends at least Tail[k] after that start, since its C(t) (bytes on the CPU, counted as they
+// stream) obeys the windows of Fractional on every prefix and every suffix: Head is
+// Fractional's pass stopped before operation k; Tail is the same pass run backwards in time
+// from the end (the windows are symmetric in time: |C'| ≤ β, C ∈ [d_k, c_k] during k, and
+// C = 0 during B_0, the last operation). Both are certified lower bounds; the MILP of
+// milp/actmilp takes them as time windows.
+func (p *Problem) FluidWindows() (head, tail []float64, ok bool) {
+	n := p.L() + 1
+	type op struct {
+		d, c int64
+		u    float64
+	}
+	ops := make([]op, 2*n)
+	var prefix int64
+	caps := make([]int64, n)
+	for i := 0; i < n; i++ {
+		caps[i] = prefix
+		prefix += p.X[i]
+	}
+	for i := 0; i < n; i++ {
+		ops[i] = op{max(0, p.MemF(i)-p.MGPU), caps[i] + p.X[i], p.UF[i]}
+		ops[2*n-1-i] = op{max(0, p.MemB(i)-p.MGPU), caps[i], p.UB[i]}
+	}
+	// pass runs the fluid relaxation over ops in the given order from C = 0 and returns the
+	// time at which each operation starts (after the idle it must wait) and the total time.
+	pass := func(order []int) (start []float64, total float64, ok bool) {
+		lo, hi, t := 0.0, 0.0, 0.0
+		beta := p.Beta
+		start = make([]float64, len(order))
+		for x, k := range order {
+			fd, fc := float64(ops[k].d), float64(ops[k].c)
+			if fd > fc {
+				return nil, 0, false
+			}
+			switch {
+			case hi < fd:
+				w := (fd - hi) / beta
+				t += w
+				lo, hi = math.Max(0, lo-beta*w), fd
+			case lo > fc:
+				w := (lo - fc) / beta
+				t += w
+				lo, hi = fc, hi+beta*w
+			}
+			start[x] = t
+			u := ops[k].u
+			lo, hi = math.Max(lo, fd), math.Min(hi, fc)
+			lo, hi = math.Max(fd, lo-beta*u), math.Min(fc, hi+beta*u)
+			t += u
+		}
+		return start, t, true
+	}
+	fwd := make([]int, 2*n)
+	bwd := make([]int, 2*n)
+	for k := range fwd {
+		fwd[k], bwd[k] = k, 2*n-1-k
+	}
+	head, _, ok = pass(fwd)
+	if !ok {
+		return nil, nil, false
+	}
+	rstart, _, ok := pass(bwd)
+	if !ok {
+		return nil, nil, false
+	}
+	tail = make([]float64, 2*n)
+	for x, k := range bwd {
+		// In reversed time operation k runs over [rstart[x], rstart[x]+u_k]: its end there is
+		// its start in real time, counted from the end of the iteration.
+		tail[k] = rstart[x] + ops[k].u
+	}
+	return head, tail, true
+}

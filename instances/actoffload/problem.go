@@ -32,7 +32,9 @@ type Problem struct {
 // L returns L: the operations are F_0..F_L and B_L..B_0.
 func (p *Problem) L() int { return len(p.UF) - 1 }
 
-// Validate checks lengths and signs. It returns an error naming the first bad field.
+// Validate checks lengths and signs, and that M_GPU and the total of every size are at most
+// instances.MaxBytes (so that sums such as MemB cannot overflow). It returns an error naming
+// the first bad field.
 func (p *Problem) Validate() error {
 	n := len(p.UF)
 	if n == 0 {
@@ -63,6 +65,12 @@ func (p *Problem) Validate() error {
 		if p.X[i] < 0 || p.Y[i] < 0 {
 			return fmt.Errorf("actoffload: |x_%d| = %d, |y_%d| = %d must be ≥ 0", i, p.X[i], i, p.Y[i])
 		}
+	}
+	if p.MGPU > instances.MaxBytes {
+		return fmt.Errorf("actoffload: memory M_GPU = %d B is above 2^60 B (1 EiB), the most memsched computes with", p.MGPU)
+	}
+	if _, ok := instances.SumBytes(append(append(append(append([]int64(nil), p.X...), p.Y...), p.ExF...), p.ExB...)...); !ok {
+		return fmt.Errorf("actoffload: the sizes (every |x_i|, |y_i|, ex_i^F, ex_i^B) total more than 2^60 B (1 EiB), the most memsched computes with")
 	}
 	return nil
 }

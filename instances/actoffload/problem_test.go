@@ -55,6 +55,9 @@ func TestValidateRejects(t *testing.T) {
 		{"NaN time", func(p *Problem) { p.UF[0] = zero / zero }},
 		{"negative size", func(p *Problem) { p.Y[3] = -1 }},
 		{"negative temporary", func(p *Problem) { p.ExF[2] = -1 }},
+		{"memory above 2^60 B", func(p *Problem) { p.MGPU = instances.MaxBytes + 1 }},
+		{"sizes total above 2^60 B", func(p *Problem) { p.X[1], p.Y[2] = 1<<59, 1<<59 }},
+		{"sizes that wrap int64", func(p *Problem) { p.X[1], p.X[2] = math.MaxInt64, math.MaxInt64 }},
 	}
 	for _, c := range cases {
 		p := small()

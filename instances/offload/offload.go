@@ -62,7 +62,9 @@ func (p *Problem) OpMemory(i int, backward bool) int64 {
 	return w + p.Acts(i)
 }
 
-// Validate checks the problem's numbers.
+// Validate checks the problem's numbers: non-negative finite values, a positive memory and
+// bandwidth, and the memory and the total of every size at most instances.MaxBytes (so that
+// sums such as OpMemory's 2|w_i| + Σ|a^k| cannot overflow).
 func (p *Problem) Validate() error {
 	if len(p.Layers) == 0 {
 		return fmt.Errorf("offload: no layers")
@@ -73,9 +75,19 @@ func (p *Problem) Validate() error {
 	if p.A0 < 0 {
 		return fmt.Errorf("offload: input size a0 = %d is negative", p.A0)
 	}
+	if p.MGPU > instances.MaxBytes {
+		return fmt.Errorf("offload: memory %d B is above 2^60 B (1 EiB), the most memsched computes with", p.MGPU)
+	}
+	total, ok := instances.SumBytes(p.A0)
+	if !ok {
+		return fmt.Errorf("offload: input size a0 = %d is above 2^60 B (1 EiB), the most memsched computes with", p.A0)
+	}
 	for i, l := range p.Layers {
 		if l.W < 0 || l.A < 0 || !(l.UF >= 0) || !(l.UB >= 0) || math.IsInf(l.UF+l.UB, 0) {
 			return fmt.Errorf("offload: layer %d: negative or non-finite value %+v", i+1, l)
+		}
+		if total, ok = instances.SumBytes(total, l.W, l.A); !ok {
+			return fmt.Errorf("offload: layer %d: the sizes (a0, every |w_i| and |a^i|) total more than 2^60 B (1 EiB), the most memsched computes with", i+1)
 		}
 	}
 	return nil

@@ -7,12 +7,11 @@ import (
 	"github.com/memsched/memsched/schedule"
 )
 
+// checkValues checks that the values are positive and sum to a multiple of parts, and
+// returns the sum.
 func checkValues(kind string, us []int64, parts int64) (sum int64, err error) {
-	for i, u := range us {
-		if u <= 0 {
-			return 0, fmt.Errorf("reduce: %s value %d = %d must be positive", kind, i, u)
-		}
-		sum += u
+	if sum, err = sumValues(kind, us); err != nil {
+		return 0, err
 	}
 	if sum%parts != 0 {
 		return 0, fmt.Errorf("reduce: %s values sum to %d, not a multiple of %d", kind, sum, parts)

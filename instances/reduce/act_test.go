@@ -180,4 +180,15 @@ func TestActReductionErrors(t *testing.T) {
 	assert.Error(t, err, "odd sum")
 	_, err = ActThreePartitionCertificate([]int64{6, 7, 6, 7, 6, 8}, [][3]int{{0, 1, 2}, {3, 4, 5}})
 	assert.Error(t, err, "index order is no partition")
+	_, _, err = ActThreePartition([]int64{1 << 62, 1 << 62, 1 << 62})
+	assert.ErrorContains(t, err, "sum passes 2^60", "a sum that wraps int64")
+	_, _, err = ActTwoPartition([]int64{1 << 59, 1 << 59})
+	assert.ErrorContains(t, err, "2^60", "sizes total 2V + V > 2^60")
+}
+
+func TestWeightsReductionOverflow(t *testing.T) {
+	_, _, err := WeightsThreePartition([]int64{1 << 59, 1 << 59, 1 << 59}, nil)
+	assert.ErrorContains(t, err, "2^60")
+	_, _, err = WeightsThreePartition([]int64{1 << 62, 1 << 62, 1 << 62}, nil)
+	assert.ErrorContains(t, err, "sum passes 2^60")
 }

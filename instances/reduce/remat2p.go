@@ -21,12 +21,9 @@ func RematTwoPartition(xs []int64) (c *instances.Chain, budget int64, target flo
 	if len(xs) == 0 {
 		return nil, 0, 0, fmt.Errorf("reduce: 2-partition needs at least one value")
 	}
-	var sum int64
-	for i, x := range xs {
-		if x <= 0 {
-			return nil, 0, 0, fmt.Errorf("reduce: 2-partition value x_%d = %d must be positive", i+1, x)
-		}
-		sum += x
+	sum, err := sumValues("2-partition", xs)
+	if err != nil {
+		return nil, 0, 0, err
 	}
 	if sum%2 != 0 {
 		return nil, 0, 0, fmt.Errorf("reduce: 2-partition values sum to %d, which is odd", sum)
@@ -43,5 +40,8 @@ func RematTwoPartition(xs []int64) (c *instances.Chain, budget int64, target flo
 	}
 	add("V", v)
 	add("loss", 0)
+	if err := c.Validate(); err != nil { // sizes total 9V: refused above instances.MaxBytes
+		return nil, 0, 0, fmt.Errorf("reduce: 2-partition values sum to %d: %w", sum, err)
+	}
 	return c, 3 * v, float64(4*v + int64(len(c.Stages))), nil
 }

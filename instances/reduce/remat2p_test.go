@@ -1,6 +1,7 @@
 package reduce_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -86,7 +87,8 @@ func TestRematTwoPartition(t *testing.T) {
 }
 
 func TestRematTwoPartitionRejects(t *testing.T) {
-	for _, xs := range [][]int64{nil, {1, 2}, {0, 2}, {-1, 3}} {
+	// The last two sum past 2^60 B (9V of sizes in the chain; the second wraps int64 unchecked).
+	for _, xs := range [][]int64{nil, {1, 2}, {0, 2}, {-1, 3}, {1 << 58, 1 << 58}, {math.MaxInt64, math.MaxInt64 - 1, 3}} {
 		_, _, _, err := reduce.RematTwoPartition(xs)
 		assert.Error(t, err, "%v", xs)
 	}

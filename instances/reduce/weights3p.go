@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/schedule"
 )
@@ -25,19 +26,20 @@ func WeightsThreePartition(xs []int64, groups [][]int) (*offload.Problem, *sched
 		return nil, nil, fmt.Errorf("reduce: 3-partition needs 3m values, got %d", len(xs))
 	}
 	m := len(xs) / 3
-	var sum int64
-	for i, x := range xs {
-		if x <= 0 {
-			return nil, nil, fmt.Errorf("reduce: 3-partition value x_%d = %d must be positive", i, x)
-		}
-		sum += x
+	sum, err := sumValues("3-partition", xs)
+	if err != nil {
+		return nil, nil, err
 	}
 	if sum%int64(m) != 0 {
 		return nil, nil, fmt.Errorf("reduce: 3-partition values sum to %d, not a multiple of m = %d", sum, m)
 	}
 	v := sum / int64(m)
 	L := 5 * m
-	p := &offload.Problem{MGPU: int64(m+1) * v, Beta: float64(v)}
+	mgpu, ok := instances.MulBytes(int64(m+1), v)
+	if !ok {
+		return nil, nil, fmt.Errorf("reduce: 3-partition values: M_GPU = (m+1)V = %d·%d is above 2^60 B, the most memsched computes with", m+1, v)
+	}
+	p := &offload.Problem{MGPU: mgpu, Beta: float64(v)}
 	for i := 1; i <= L; i++ {
 		var l offload.Layer
 		switch {
@@ -52,6 +54,9 @@ func WeightsThreePartition(xs []int64, groups [][]int) (*offload.Problem, *sched
 			l.UF = float64(m)
 		}
 		p.Layers = append(p.Layers, l)
+	}
+	if err := p.Validate(); err != nil { // sizes total 2mV
+		return nil, nil, fmt.Errorf("reduce: 3-partition values: %w", err)
 	}
 	if groups == nil {
 		return p, nil, nil

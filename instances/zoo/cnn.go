@@ -25,6 +25,7 @@ type cnn struct {
 	dev    Device
 	batch  int64
 	chain  *instances.Chain
+	params string // the generator's parameters, for errors
 	cur    tensor // shape of the current chain activation (ids are per stage)
 	stageN int
 }
@@ -40,11 +41,15 @@ func newCNN(family string, cfg CNNConfig, defClasses int) (*cnn, error) {
 	if cfg.Classes == 0 {
 		cfg.Classes = defClasses
 	}
-	c := &cnn{cfg: cfg, dt: dt, dev: dev, batch: int64(cfg.Batch)}
+	if cfg.Classes < 1 {
+		return nil, fmt.Errorf("zoo: %s: classes %d must be positive", family, cfg.Classes)
+	}
+	c := &cnn{cfg: cfg, dt: dt, dev: dev, batch: int64(cfg.Batch),
+		params: fmt.Sprintf("%s image %d, batch %d, classes %d", family, cfg.Image, cfg.Batch, cfg.Classes)}
 	c.chain = &instances.Chain{Name: fmt.Sprintf("%s image=%d batch=%d %s %s (memsched zoo, analytic)",
 		family, cfg.Image, cfg.Batch, dt.Name, dev.Name)}
 	in := tensor{c: 3, h: int64(cfg.Image), w: int64(cfg.Image)}
-	c.chain.A0 = c.batch * 3 * in.h * in.w * dt.Bytes
+	c.chain.A0 = mul(c.batch, 3, in.h, in.w, dt.Bytes)
 	c.chain.Delta0 = c.chain.A0
 	c.cur = in
 	return c, nil
@@ -56,6 +61,14 @@ func (c *cnn) stage() (*stage, tensor) { return newStage(c.batch, c.dt, c.cur) }
 func (c *cnn) done(s *stage, name string, out tensor) {
 	c.chain.Stages = append(c.chain.Stages, s.finish(name, out, c.dev, c.dt))
 	c.cur = tensor{c: out.c, h: out.h, w: out.w}
+}
+
+// result checks the finished chain's sizes (checkSizes).
+func (c *cnn) result(ch *instances.Chain) (*instances.Chain, error) {
+	if err := checkSizes(ch, c.params); err != nil {
+		return nil, err
+	}
+	return ch, nil
 }
 
 // head is global average pooling and the classifier, then the loss stage.
@@ -119,7 +132,7 @@ func ResNet(cfg CNNConfig) (*instances.Chain, error) {
 			inC = out
 		}
 	}
-	return c.head(), nil
+	return c.result(c.head())
 }
 
 // resnet1001 is the pre-activation bottleneck ResNet-1001 for 32×32 images (9·111+2 layers).
@@ -153,7 +166,7 @@ func resnet1001(cfg CNNConfig) (*instances.Chain, error) {
 	}
 	s, x = c.stage()
 	c.done(s, "final-bn", s.relu(s.bn(x)))
-	return c.head(), nil
+	return c.result(c.head())
 }
 
 var vggLayers = map[int][]int{
@@ -189,7 +202,7 @@ func VGG(cfg CNNConfig) (*instances.Chain, error) {
 	y = s.relu(s.linear(y, 4096))
 	c.done(s, "classifier", s.linear(y, int64(c.cfg.Classes)))
 	c.chain.Stages = append(c.chain.Stages, lossStage(c.batch, int64(c.cfg.Classes), c.dt))
-	return c.chain, nil
+	return c.result(c.chain)
 }
 
 var densenetSpec = map[int]struct {
@@ -229,7 +242,7 @@ func DenseNet(cfg CNNConfig) (*instances.Chain, error) {
 			c.done(s, "final-bn", s.relu(s.bn(x)))
 		}
 	}
-	return c.head(), nil
+	return c.result(c.head())
 }
 
 // InceptionV3 builds Inception v3 (Szegedy et al. 2016, torchvision layout without the
@@ -302,5 +315,5 @@ func InceptionV3(cfg CNNConfig) (*instances.Chain, error) {
 		bp := k1(s, s.avgpool(x, 3, 1, 1), 192)
 		c.done(s, name, s.concat(b1, b3, bd, bp))
 	}
-	return c.head(), nil
+	return c.result(c.head())
 }

@@ -38,7 +38,7 @@ func newStage(batch int64, dt DType, in tensor) (*stage, tensor) {
 
 func (s *stage) tensor(c, h, w int64) tensor {
 	t := tensor{id: len(s.sizes), c: c, h: h, w: w}
-	s.sizes = append(s.sizes, s.batch*c*h*w*s.bytes)
+	s.sizes = append(s.sizes, mul(s.batch, c, h, w, s.bytes))
 	return t
 }
 
@@ -49,7 +49,7 @@ func (s *stage) size(t tensor) int64 { return s.sizes[t.id] }
 func (s *stage) step(in, out tensor) {
 	m := s.size(out)
 	if in.id != s.input.id {
-		m += s.size(in)
+		m = add(m, s.size(in))
 	}
 	s.transient = max(s.transient, m)
 }
@@ -60,8 +60,8 @@ func outDim(in, k, stride, pad int64) int64 { return (in+2*pad-k)/stride + 1 }
 func (s *stage) conv(x tensor, cout, kh, kw, sh, sw, ph, pw int64) tensor {
 	y := s.tensor(cout, outDim(x.h, kh, sh, ph), outDim(x.w, kw, sw, pw))
 	s.saved[x.id] = true
-	s.flops += 2 * float64(s.batch*cout*y.h*y.w*x.c*kh*kw)
-	s.params += cout * x.c * kh * kw
+	s.flops += 2 * float64(s.batch) * float64(cout) * float64(y.h) * float64(y.w) * float64(x.c) * float64(kh) * float64(kw)
+	s.params = add(s.params, mul(cout, x.c, kh, kw))
 	s.step(x, y)
 	return y
 }
@@ -74,7 +74,7 @@ func (s *stage) convSq(x tensor, cout, k, stride, pad int64) tensor {
 func (s *stage) bn(x tensor) tensor {
 	y := s.tensor(x.c, x.h, x.w)
 	s.saved[x.id] = true
-	s.params += 2 * x.c
+	s.params = add(s.params, mul(2, x.c))
 	s.step(x, y)
 	return y
 }
@@ -89,7 +89,7 @@ func (s *stage) relu(x tensor) tensor {
 // do not).
 func (s *stage) convBias(x tensor, cout, k, stride, pad int64) tensor {
 	y := s.convSq(x, cout, k, stride, pad)
-	s.params += cout
+	s.params = add(s.params, cout)
 	return y
 }
 
@@ -101,7 +101,7 @@ func (s *stage) basic(x tensor, cout, kh, kw, sh, sw, ph, pw int64) tensor {
 func (s *stage) maxpool(x tensor, k, stride, pad int64) tensor {
 	y := s.tensor(x.c, outDim(x.h, k, stride, pad), outDim(x.w, k, stride, pad))
 	s.saved[x.id] = true
-	s.extraSaved += s.batch * y.c * y.h * y.w * 8 // int64 indices
+	s.extraSaved = add(s.extraSaved, mul(s.batch, y.c, y.h, y.w, 8)) // int64 indices
 	s.step(x, y)
 	return y
 }
@@ -121,11 +121,11 @@ func (s *stage) globalAvg(x tensor) tensor {
 
 // linear is a fully-connected layer with bias on a flattened input.
 func (s *stage) linear(x tensor, out int64) tensor {
-	in := x.c * x.h * x.w
+	in := mul(x.c, x.h, x.w)
 	y := s.tensor(out, 1, 1)
 	s.saved[x.id] = true
-	s.flops += 2 * float64(s.batch*in*out)
-	s.params += in*out + out
+	s.flops += 2 * float64(s.batch) * float64(in) * float64(out)
+	s.params = add(s.params, mul(in, out), out)
 	s.step(x, y)
 	return y
 }
@@ -154,18 +154,18 @@ func (s *stage) finish(name string, out tensor, dev Device, dt DType) instances.
 	abar := s.extraSaved
 	for id, ok := range s.saved {
 		if ok && id != s.input.id && id != out.id {
-			abar += s.sizes[id]
+			abar = add(abar, s.sizes[id])
 		}
 	}
 	a := s.size(out)
-	abar += a
+	abar = add(abar, a)
 	uf, ub := dev.seconds(s.flops, dt)
 	return instances.Stage{Name: name, UF: uf, UB: ub, A: a, ABar: abar, Delta: a,
-		OF: s.transient, OB: s.transient, W: s.params * dt.Bytes}
+		OF: s.transient, OB: s.transient, W: mul(s.params, dt.Bytes)}
 }
 
 // lossStage is the cross-entropy over the classes: input logits, scalar output; its backward
 // needs the logits (softmax), kept as ā.
 func lossStage(batch, classes int64, dt DType) instances.Stage {
-	return instances.Stage{Name: "loss", A: 0, ABar: batch * classes * dt.Bytes, Delta: 0}
+	return instances.Stage{Name: "loss", A: 0, ABar: mul(batch, classes, dt.Bytes), Delta: 0}
 }

@@ -17,6 +17,10 @@ type TransformerConfig struct {
 	DType, Device string
 }
 
+// MaxLayers bounds TransformerConfig.Layers: a chain of 100 000 blocks is a 30 MB file, and a
+// million blocks would be past the 64 MiB a chain file may hold.
+const MaxLayers = 100000
+
 // vocab sizes: GPT-2 (Radford et al. 2019), BERT (Devlin et al. 2019).
 var vocab = map[string]int64{"gpt2": 50257, "bert": 30522}
 
@@ -49,6 +53,9 @@ func Transformer(cfg TransformerConfig) (*instances.Chain, error) {
 		return nil, fmt.Errorf("zoo: transformer hidden %d, heads %d, layers %d, sequence %d, batch %d must all be positive",
 			cfg.Hidden, cfg.Heads, cfg.Layers, cfg.SeqLen, cfg.Batch)
 	}
+	if cfg.Layers > MaxLayers {
+		return nil, fmt.Errorf("zoo: transformer layers %d: at most %d blocks", cfg.Layers, MaxLayers)
+	}
 	if cfg.Hidden%cfg.Heads != 0 {
 		return nil, fmt.Errorf("zoo: hidden size %d is not a multiple of %d heads", cfg.Hidden, cfg.Heads)
 	}
@@ -57,28 +64,35 @@ func Transformer(cfg TransformerConfig) (*instances.Chain, error) {
 		return nil, err
 	}
 	h, a, s, b, d := int64(cfg.Hidden), int64(cfg.Heads), int64(cfg.SeqLen), int64(cfg.Batch), dt.Bytes
-	n := s * b * h
-	att := a * s * s * b
+	// Sizes through mul and add (checked.go): they saturate instead of wrapping, and
+	// checkSizes refuses the chain below.
+	n := mul(s, b, h)
+	att := mul(a, s, s, b)
 	c := &instances.Chain{Name: fmt.Sprintf("%s hidden=%d heads=%d layers=%d seq=%d batch=%d %s %s (memsched zoo, analytic)",
 		kind, h, a, cfg.Layers, s, b, dt.Name, dev.Name)}
 	// Input: token ids, int64.
-	c.A0 = s * b * 8
+	c.A0 = mul(s, b, 8)
 	c.Delta0 = 0 // no gradient flows into integer token ids
-	embW := (v + s) * h * d
+	embW := mul(add(v, s), h, d)
 	if kind == "bert" {
-		embW += 2*h*d + 2*h*d // token types and the embedding layer norm
+		embW = add(embW, mul(4, h, d)) // token types and the embedding layer norm
 	}
-	c.Stages = append(c.Stages, instances.Stage{Name: "embedding", A: d * n, ABar: d * n, Delta: d * n, W: embW})
-	uf, ub := dev.seconds(float64(24*b*s*h*h+4*b*s*s*h), dt)
-	block := instances.Stage{UF: uf, UB: ub, A: d * n, ABar: d*(16*n+2*att) + 2*n + att, Delta: d * n,
-		OF: d * 4 * n, OB: d * 4 * n, W: d * (12*h*h + 13*h)}
+	c.Stages = append(c.Stages, instances.Stage{Name: "embedding", A: mul(d, n), ABar: mul(d, n), Delta: mul(d, n), W: embW})
+	fb, fs, fh := float64(b), float64(s), float64(h)
+	uf, ub := dev.seconds(24*fb*fs*fh*fh+4*fb*fs*fs*fh, dt)
+	block := instances.Stage{UF: uf, UB: ub, A: mul(d, n), ABar: add(mul(d, add(mul(16, n), mul(2, att))), mul(2, n), att), Delta: mul(d, n),
+		OF: mul(d, 4, n), OB: mul(d, 4, n), W: mul(d, add(mul(12, h, h), mul(13, h)))}
 	for l := 0; l < cfg.Layers; l++ {
 		block.Name = fmt.Sprintf("block%d", l)
 		c.Stages = append(c.Stages, block)
 	}
 	// Output: final layer norm (saves its input), logits b·s·v (saved by the softmax), loss.
-	fu, bu := dev.seconds(float64(2*b*s*h*v), dt)
+	fu, bu := dev.seconds(2*fb*fs*fh*float64(v), dt)
+	logits := mul(d, s, b, v)
 	c.Stages = append(c.Stages, instances.Stage{Name: "lm-head+loss", UF: fu, UB: bu, A: 0,
-		ABar: d*n + d*s*b*v, Delta: 0, OF: d * s * b * v, OB: d * s * b * v, W: 2 * h * d})
+		ABar: add(mul(d, n), logits), Delta: 0, OF: logits, OB: logits, W: mul(2, h, d)})
+	if err := checkSizes(c, fmt.Sprintf("%s hidden %d, heads %d, layers %d, seq %d, batch %d", kind, h, a, cfg.Layers, s, b)); err != nil {
+		return nil, err
+	}
 	return c, nil
 }

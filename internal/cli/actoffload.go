@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +17,9 @@ import (
 	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/instances/reduce"
 	leveract "github.com/memsched/memsched/lever/actoffload"
+	"github.com/memsched/memsched/milp"
+	"github.com/memsched/memsched/milp/actmilp"
+	"github.com/memsched/memsched/milp/combinedlb"
 	"github.com/memsched/memsched/schedule"
 )
 
@@ -26,25 +31,27 @@ type ActOptions struct {
 	Exact bool
 	// MaxNodes bounds the exact search.
 	MaxNodes int
+	// MaxMemory caps DYNPROG's states (--max-memory; 0: the default).
+	MaxMemory int64
+	// Solver and TimeLimit (seconds) run the exact MILP (--algo milp, and the bound).
+	Solver    string
+	TimeLimit float64
+	// interruptible caches the DP bound (seconds of DP on long chains) between the bounds
+	// computed before the MILP and those printed after it.
+	interruptible *float64
 }
 
-// actAlgos are the strategies of the registry (lever/actoffload): --algo names one of them.
-var actAlgos = leveract.Names(0)
+// actAlgos are the strategies of the registry (lever/actoffload) and the exact MILP
+// (milp/actmilp, run by runActMILP): --algo names one of them.
+var actAlgos = append(leveract.Names(0), "milp")
 
 func (o *ActOptions) problem() (*act.Problem, error) {
-	if o.ChainFile == "" || o.Mem == "" {
-		return nil, usageErrorf("--chain and --mem are required")
-	}
-	mem, err := sizeFlag("--mem", o.Mem)
+	mem, beta, err := o.parse()
 	if err != nil {
 		return nil, err
 	}
-	beta, err := rateFlag("--bandwidth", o.Bandwidth)
-	if err != nil {
+	if err := checkSlots(o.Slots); err != nil {
 		return nil, err
-	}
-	if o.Slots < 0 {
-		return nil, usageErrorf("--slots: %d must be positive", o.Slots)
 	}
 	c, err := instances.LoadChain(o.ChainFile)
 	if err != nil {
@@ -84,6 +91,11 @@ type ActBounds struct {
 	Fractional    infJSON  `json:"fractional"`
 	Interruptible infJSON  `json:"interruptible"`
 	Exact         *float64 `json:"exact,omitempty"`
+	// MILP is the exact MILP's proven bound (milp/actmilp), with the solve's status and the
+	// relative gap to the best verified schedule; absent when the MILP did not run.
+	MILP       *float64 `json:"milp,omitempty"`
+	MILPStatus string   `json:"milp_status,omitempty"`
+	MILPGap    *float64 `json:"milp_gap,omitempty"`
 	// Best is the largest; CertifiedBy says what certifies each.
 	Best        infJSON           `json:"best"`
 	CertifiedBy map[string]string `json:"certified_by"`
@@ -103,6 +115,9 @@ type ActResult struct {
 	Schedule   *schedule.Timed `json:"schedule,omitempty"`
 	Verified   bool            `json:"verified"`
 	Status     string          `json:"status,omitempty"`
+	// From says which schedule a MILP row is (the re-timed incumbent, the no-wait schedule of
+	// its link order, or the start when the solver found nothing better).
+	From string `json:"from,omitempty"`
 }
 
 // ActReport is the output of `memsched offload-act`: the chosen (or, for all, the best)
@@ -120,20 +135,25 @@ type ActReport struct {
 }
 
 func (o *ActOptions) dpOptions() dp.ActOptions {
-	return dp.ActOptions{Slots: o.Slots, Exact: o.Exact}
+	return dp.ActOptions{Slots: o.Slots, Exact: o.Exact, MaxMemory: o.MaxMemory}
 }
 
-// actBounds computes the certified bounds; exact, when given, is an optimal exact result.
-func actBounds(p *act.Problem, o *ActOptions, exact *hact.Result) (ActBounds, error) {
+// actBounds computes the certified bounds; exact, when given, is an optimal exact result, and
+// mi a solve of the exact MILP.
+func actBounds(p *act.Problem, o *ActOptions, exact *hact.Result, mi *actmilp.Solution) (ActBounds, error) {
 	b := ActBounds{Prop3: infJSON(p.Prop3()), Fractional: infJSON(p.Fractional()), CertifiedBy: map[string]string{
 		"prop3":         "001 Prop. 3 (factor 2): all compute, and M_peak − M_GPU bytes out and back on one link",
 		"fractional":    "optimum of the fluid fractional relaxation (001 §4, Thm 2), a relaxation of Problem 1",
 		"interruptible": "DYNPROG optimum with sizes rounded down: a relaxation of Problem 2 (interruptible transfers, 001 §5), max with fractional",
 	}}
-	ib, err := dp.InterruptibleBound(p, o.dpOptions())
-	if err != nil {
-		return b, err
+	if o.interruptible == nil {
+		ib, err := dp.InterruptibleBound(p, o.dpOptions())
+		if err != nil {
+			return b, err
+		}
+		o.interruptible = &ib
 	}
+	ib := *o.interruptible
 	b.Interruptible = infJSON(ib)
 	b.Best = infJSON(math.Max(p.Prop3(), math.Max(p.Fractional(), ib)))
 	if exact != nil && exact.Feasible {
@@ -142,10 +162,66 @@ func actBounds(p *act.Problem, o *ActOptions, exact *hact.Result) (ActBounds, er
 		b.Best = infJSON(math.Max(float64(b.Best), v))
 		b.CertifiedBy["exact"] = "exhaustive branch and bound over offload sets and link orders (no-wait schedules)"
 	}
+	if mi != nil {
+		b.MILPStatus = mi.Status.String()
+		b.CertifiedBy["milp"] = actMILPCertificate(mi)
+		if v := mi.Bound; !math.IsNaN(v) {
+			b.MILP = finite(v)
+			if math.IsInf(v, 1) {
+				b.Best = infJSON(v)
+			} else {
+				b.Best = infJSON(math.Max(float64(b.Best), v))
+			}
+		}
+		b.MILPGap = finite(mi.Gap)
+	}
 	return b, nil
 }
 
+// actMILPCertificate says what certifies the MILP's number.
+func actMILPCertificate(mi *actmilp.Solution) string {
+	solver := ""
+	if mi.Guarded != nil {
+		solver = mi.Guarded.Solver + ", "
+	}
+	switch {
+	case math.IsInf(mi.Bound, 1):
+		return "exact MILP of Problem 1 (milp/actmilp) proven infeasible: " + strings.TrimPrefix(mi.Note, "; ")
+	case math.IsNaN(mi.Bound):
+		return fmt.Sprintf("exact MILP of Problem 1 (milp/actmilp), %s%s: no bound believed %s", solver, mi.Status, mi.Note)
+	case mi.Status == milp.Optimal:
+		return fmt.Sprintf("optimum of the exact MILP of Problem 1 (milp/actmilp), %srelative gap %.2g", solver, mi.Gap)
+	}
+	return fmt.Sprintf("proven dual bound of the exact MILP of Problem 1 (milp/actmilp) at %s, %srelative gap %.3g", mi.Status, solver, mi.Gap)
+}
+
+// runActMILP solves the exact MILP from start (the best schedule at hand; nil: the best of
+// GREEDY, DYNPROG and VDNN), with the certified bound lower as a row of the model.
+func runActMILP(p *act.Problem, o *ActOptions, start *hact.Result, startName string, lower float64) (*actmilp.Solution, error) {
+	solvers, err := boundSolvers(o.Solver)
+	if err != nil {
+		return nil, err
+	}
+	if solvers[0].Name() == "ref" {
+		return nil, usageErrorf("--algo milp needs a MILP backend (HiGHS or lp_solve): build with make")
+	}
+	if start == nil {
+		if start, startName, err = actmilp.BestHeuristic(p); err != nil {
+			return nil, err
+		}
+	}
+	limit := o.TimeLimit
+	if limit <= 0 {
+		limit = 60
+	}
+	return actmilp.Solve(context.Background(), solvers, p, actmilp.SolveOptions{Start: start, StartName: startName, Lower: lower,
+		Params: milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))}})
+}
+
 func runActAlgo(p *act.Problem, o *ActOptions, algo string) (*hact.Result, string, error) {
+	if algo == "milp" {
+		panic("cli: milp runs through runActMILP")
+	}
 	st, ok := leveract.Lookup(algo)
 	if !ok {
 		return nil, "", usageErrorf("--algo: unknown %q (want %s or all)", algo, strings.Join(actAlgos, ", "))
@@ -176,14 +252,42 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	algos := []string{o.Algo}
 	if o.Algo == "all" {
 		algos = leveract.Names(leveract.InAll)
+		if realMILPBackend() {
+			algos = append(algos, "milp")
+		}
 	}
 	type run struct {
-		algo, status string
-		r            *hact.Result
+		algo, status, from string
+		r                  *hact.Result
 	}
 	var runs []run
 	var exact *hact.Result
+	var mi *actmilp.Solution
 	for _, a := range algos {
+		if a == "milp" {
+			// From the best schedule of the algorithms run so far (else the heuristics'), with
+			// the relaxations' bound inside the model.
+			var start *hact.Result
+			name := ""
+			for _, r := range runs {
+				if r.r.Feasible && (start == nil || r.r.Report.Makespan < start.Report.Makespan) {
+					start, name = r.r, r.algo
+				}
+			}
+			b, err := actBounds(p, o, nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			lower := float64(b.Best)
+			if math.IsInf(lower, 0) {
+				lower = 0
+			}
+			if mi, err = runActMILP(p, o, start, name, lower); err != nil {
+				return nil, err
+			}
+			runs = append(runs, run{a, mi.Status.String(), mi.From, mi.Best})
+			continue
+		}
 		r, st, err := runActAlgo(p, o, a)
 		if err != nil {
 			return nil, err
@@ -191,9 +295,9 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 		if a == "exact" && st == hact.Optimal.String() {
 			exact = r
 		}
-		runs = append(runs, run{a, st, r})
+		runs = append(runs, run{a, st, "", r})
 	}
-	b, err := actBounds(p, o, exact)
+	b, err := actBounds(p, o, exact, mi)
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +306,7 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	bestIdx := -1
 	for i, r := range runs {
 		res := actResult(r.algo, r.r, r.status, float64(b.Best))
+		res.From = r.from
 		// Nothing a search says stands against a verified schedule (SPEC §5).
 		if res.Feasible && *res.Makespan < float64(b.Best)*(1-1e-9) {
 			return nil, fmt.Errorf("offload-act: %s's verified makespan %g is below the certified bound %g (bug)", r.algo, *res.Makespan, b.Best)
@@ -221,6 +326,19 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	return rep, nil
 }
 
+// noSchedule says what a result without a schedule means: "infeasible" only where the exact
+// search proved it; a search stopped by its node limit found none, and a heuristic's failure
+// proves nothing.
+func noSchedule(r ActResult) string {
+	switch r.Status {
+	case hact.Optimal.String():
+		return "infeasible"
+	case "":
+		return "no schedule"
+	}
+	return "none found"
+}
+
 func fmtTime(x float64) string {
 	if math.IsInf(x, 1) {
 		return "infeasible"
@@ -235,6 +353,13 @@ func printActBounds(w *tabwriter.Writer, b ActBounds) {
 	if b.Exact != nil {
 		fmt.Fprintf(w, "optimum (exact)\t%s\t%s\n", fmtTime(*b.Exact), b.CertifiedBy["exact"])
 	}
+	if b.MILPStatus != "" {
+		v := "-"
+		if b.MILP != nil {
+			v = fmtTime(*b.MILP)
+		}
+		fmt.Fprintf(w, "bound milp\t%s\t%s\n", v, b.CertifiedBy["milp"])
+	}
 }
 
 // actAlgoHelp lists offload-act's algorithms for its help: the registry's strategies and all.
@@ -243,24 +368,46 @@ func actAlgoHelp() string {
 	for _, st := range leveract.Strategies {
 		es = append(es, helpEntry{st.Name, st.Summary})
 	}
-	return strategyHelp(append(es, helpEntry{"all", strings.Join(leveract.Names(leveract.InAll), ", ") + " in one table"}))
+	es = append(es, helpEntry{"milp", "the exact MILP of Problem 1 (milp/actmilp) from the best heuristic's schedule: its re-timed incumbent (or the no-wait schedule of its link order) and its proven bound; needs a MILP backend"})
+	return strategyHelp(append(es, helpEntry{"all", strings.Join(leveract.Names(leveract.InAll), ", ") + " (and milp where a MILP backend is compiled in) in one table"}))
 }
 
 func newOffloadActCmd(io *IO) *cobra.Command {
 	o := &ActOptions{}
+	var maxMemory string
 	cmd := &cobra.Command{
-		Use:   "offload-act --chain FILE --mem SIZE --bandwidth RATE --algo greedy|dynprog|vdnn|exact|all [--slots N|--exact]",
+		Use:   "offload-act --chain FILE --mem SIZE --bandwidth RATE --algo greedy|dynprog|vdnn|exact|milp|all [--slots N|--exact]",
 		Short: "Activation offloading (001): a validated schedule and the certified bounds",
 		Long: `offload-act maps the chain to 001's model (x_0 = a^0, x_i = ā^i, y_i = δ^i, ex = o_f/o_b) and
 builds a schedule with GREEDY (001 §4.2), DYNPROG (001 §5.3), VDNN (001 §6.1) or the exact search
-(small chains), validated by verify/timed, next to the certified bounds
+(small chains) or the exact MILP (milp: from the best heuristic's schedule within --time-limit,
+its incumbent re-timed and validated, its proven bound reported with status and gap), validated
+by verify/timed, next to the certified bounds
 LB (Prop. 3) ≤ OPT_frac ≤ OPT_interruptible ≤ OPT ≤ every schedule (docs/act-offload.md).
+A row without a schedule says "infeasible" only where the exact search proved it; "none found"
+when the search stopped at --max-nodes (its status in brackets), "no schedule" for a heuristic.
 Algorithms:
 ` + actAlgoHelp(),
+		Example: `  memsched gen zoo resnet --depth 50 --batch 32 -o r50.json
+  memsched offload-act --chain r50.json --mem 3GiB --bandwidth 12.2GB/s            # every algorithm, every bound
+  memsched offload-act --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --algo dynprog --slots 2000
+  memsched offload-act --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --algo milp --time-limit 60
+  memsched offload-act --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --algo greedy --json > a.json
+  memsched verify --problem act-offload --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --schedule a.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Algo != "all" && !contains(actAlgos, o.Algo) {
 				return usageErrorf("--algo: unknown %q (want %s or all)", o.Algo, strings.Join(actAlgos, ", "))
+			}
+			if o.MaxNodes < 1 {
+				return usageErrorf("--max-nodes must be at least 1, got %d", o.MaxNodes)
+			}
+			var err error
+			if o.MaxMemory, err = maxMemoryFlag(maxMemory); err != nil {
+				return err
+			}
+			if err := checkTimeLimit(o.TimeLimit); err != nil {
+				return err
 			}
 			p, err := o.problem()
 			if err != nil {
@@ -274,8 +421,8 @@ Algorithms:
 				return io.PrintJSON(rep)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "chain\tL = %d, M_GPU %s, M_peak %s, min %s, β %.4g B/s, compute %s\n", rep.L,
-				instances.FormatSize(rep.MGPU), instances.FormatSize(rep.MPeak), instances.FormatSize(rep.MinMemory), rep.Beta, fmtTime(rep.Compute))
+			fmt.Fprintf(w, "chain\tL = %d, M_GPU %s, M_peak %s, min %s, β %s, compute %s\n", rep.L,
+				instances.FormatSize(rep.MGPU), instances.FormatSize(rep.MPeak), instances.FormatSize(rep.MinMemory), formatRate(rep.Beta), fmtTime(rep.Compute))
 			printActBounds(w, rep.LowerBounds)
 			results := rep.Results
 			if results == nil {
@@ -283,17 +430,20 @@ Algorithms:
 			}
 			fmt.Fprintln(w, "algorithm\tmakespan\tratio\toffloaded\tpeak\tverified")
 			for _, r := range results {
+				name := r.Algo
+				if r.Status != "" {
+					name += " (" + r.Status + ")"
+				}
 				if !r.Feasible {
-					fmt.Fprintf(w, "%s\tinfeasible\t-\t-\t-\t-\n", r.Algo)
+					fmt.Fprintf(w, "%s\t%s\t-\t-\t-\t-\n", name, noSchedule(r))
 					continue
 				}
 				ratio := "-"
 				if r.Ratio != nil {
-					ratio = fmt.Sprintf("%.4f", *r.Ratio)
+					ratio = formatRatio(*r.Ratio, 4)
 				}
-				name := r.Algo
-				if r.Status != "" {
-					name += " (" + r.Status + ")"
+				if r.From != "" {
+					name += " [" + r.From + "]"
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%d (%s)\t%s\t%v\n", name, fmtTime(*r.Makespan), ratio, len(r.Offloaded),
 					instances.FormatSize(r.Bytes), instances.FormatSize(r.PeakMemory), r.Verified)
@@ -303,35 +453,76 @@ Algorithms:
 	}
 	o.flags(cmd)
 	cmd.Flags().StringVar(&o.Algo, "algo", "all", strings.Join(actAlgos, "|")+"|all")
+	cmd.Flags().Float64Var(&o.TimeLimit, "time-limit", 60, "MILP time limit in seconds (--algo milp, and --algo all where a MILP backend is compiled in)")
+	cmd.Flags().StringVar(&o.Solver, "solver", "", "MILP backend for --algo milp: highs|lpsolve (default: the best compiled in)")
 	cmd.Flags().IntVar(&o.Slots, "slots", dp.DefaultSlots, "DYNPROG memory slots S (001 §5.3.2)")
 	cmd.Flags().BoolVar(&o.Exact, "exact", false, "DYNPROG without rounding (slots of gcd of the sizes; small integer instances)")
 	cmd.Flags().IntVar(&o.MaxNodes, "max-nodes", 2_000_000, "node limit of the exact search")
+	addMaxMemoryFlag(cmd.Flags(), &maxMemory)
 	return cmd
 }
 
-// runActBound is `memsched bound --problem act-offload`: the bounds alone (no exact search).
-func runActBound(io *IO, w *WeightsOptions, slots int, exact bool) error {
-	o := &ActOptions{WeightsOptions: *w, Slots: slots, Exact: exact}
+// runActBound is `memsched bound --problem act-offload`: the relaxations' bounds and, with a
+// MILP backend, the exact MILP's proven bound (from the best heuristic's schedule, within the
+// time limit) — no exact search.
+func runActBound(io *IO, w *WeightsOptions, slots int, exact bool, maxMemory int64, solver string, limit float64) error {
+	o := &ActOptions{WeightsOptions: *w, Slots: slots, Exact: exact, MaxMemory: maxMemory, Solver: solver, TimeLimit: limit}
 	p, err := o.problem()
 	if err != nil {
 		return err
 	}
-	b, err := actBounds(p, o, nil)
+	if err := checkTimeLimit(limit); err != nil {
+		return err
+	}
+	b, err := actBounds(p, o, nil, nil)
 	if err != nil {
 		return err
 	}
+	var mi *actmilp.Solution
+	if realMILPBackend() && !math.IsInf(float64(b.Best), 1) {
+		if mi, err = runActMILP(p, o, nil, "", float64(b.Best)); err != nil {
+			return err
+		}
+		if b, err = actBounds(p, o, nil, mi); err != nil {
+			return err
+		}
+	}
 	if io.JSON {
-		return io.PrintJSON(struct {
+		out := struct {
 			Problem     string    `json:"problem"`
 			LowerBound  infJSON   `json:"lower_bound"`
 			LowerBounds ActBounds `json:"lower_bounds"`
-		}{"act-offload", b.Best, b})
+			Status      string    `json:"status,omitempty"`
+			Gap         *float64  `json:"gap,omitempty"`
+			Incumbent   *float64  `json:"incumbent,omitempty"`
+		}{Problem: "act-offload", LowerBound: b.Best, LowerBounds: b}
+		if mi != nil {
+			out.Status, out.Gap = mi.Status.String(), finite(mi.Gap)
+			if mi.Best.Feasible {
+				out.Incumbent = finite(mi.Best.Report.Makespan)
+			}
+		}
+		return io.PrintJSON(out)
 	}
 	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "problem\tact-offload (L = %d, M_GPU %s, M_peak %s)\n", p.L(), instances.FormatSize(p.MGPU), instances.FormatSize(p.Peak()))
+	fmt.Fprintf(tw, "problem\tact-offload (L = %d, M_GPU %s, M_peak %s, β %s)\n", p.L(), instances.FormatSize(p.MGPU), instances.FormatSize(p.Peak()), formatRate(p.Beta))
 	printActBounds(tw, b)
 	fmt.Fprintf(tw, "lower bound\t%s\n", fmtTime(float64(b.Best)))
+	if mi != nil && mi.Best.Feasible {
+		fmt.Fprintf(tw, "best schedule\t%s (%s, verified), gap %.3g%%\n", fmtTime(mi.Best.Report.Makespan), mi.From, 100*mi.Gap)
+	}
 	return tw.Flush()
+}
+
+// realMILPBackend reports whether a MILP backend other than the enumerating referee is
+// compiled in.
+func realMILPBackend() bool {
+	for _, n := range milp.Available() {
+		if n != "ref" {
+			return true
+		}
+	}
+	return false
 }
 
 // writeActInstance writes a reduction instance as a chain in bytes and seconds and prints
@@ -340,7 +531,7 @@ func writeActInstance(io *IO, g *GenOptions, p *act.Problem, target float64, nam
 	c := p.ToChain(fmt.Sprintf("%s M_GPU=%dB beta=%gB/s T=%gs", name, p.MGPU, p.Beta, target))
 	fmt.Fprintf(io.ErrOut, "memsched: %s: M_GPU = %d B (--mem %dB), β = %g B/s (--bandwidth %gB/s), T = %g s\n",
 		name, p.MGPU, p.MGPU, p.Beta, p.Beta, target)
-	return writeChain(c, g, io)
+	return writeChain(c, g, io, &GenReport{Mem: p.MGPU, Bandwidth: p.Beta, Target: target})
 }
 
 func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
@@ -348,11 +539,13 @@ func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
 	three := &cobra.Command{
 		Use:   "act-3partition --values 6,7,6,7,6,8",
 		Short: "001 Thm 1: the activation-offloading instance of a 3-partition instance (M_GPU = mV, β = V, T = 2m)",
-		Args:  cobra.NoArgs,
+		Example: `  memsched gen act-3partition --values 6,7,6,7,6,8 -o a3p.json   # --mem 40B --bandwidth 20B/s, T = 4 s on stderr
+  memsched offload-act --chain a3p.json --mem 40B --bandwidth 20B/s --algo exact`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, target, err := reduce.ActThreePartition(v3)
 			if err != nil {
-				return &UsageError{err}
+				return genValues(err)
 			}
 			return writeActInstance(io, g, p, target, "act 3-partition")
 		},
@@ -361,15 +554,79 @@ func newGenActCmds(io *IO, g *GenOptions) []*cobra.Command {
 	two := &cobra.Command{
 		Use:   "act-2partition --values 3,1,1,2,2,1",
 		Short: "001 Thm 3: the interruptible activation-offloading instance of a 2-partition instance (M_GPU = 2V, β = V, T = 2)",
-		Args:  cobra.NoArgs,
+		Example: `  memsched gen act-2partition --values 3,1,1,2,2,1 -o a2p.json   # --mem 10B --bandwidth 5B/s, T = 2 s on stderr
+  memsched bound --problem act-offload --chain a2p.json --mem 10B --bandwidth 5B/s --exact`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, target, err := reduce.ActTwoPartition(v2)
 			if err != nil {
-				return &UsageError{err}
+				return genValues(err)
 			}
 			return writeActInstance(io, g, p, target, "act 2-partition")
 		},
 	}
 	two.Flags().Int64SliceVar(&v2, "values", nil, "positive integers with an even sum")
 	return []*cobra.Command{three, two}
+}
+
+// runExportOffload is `memsched export --problem act-offload`: the exact MILP of Problem 1,
+// with the best heuristic's verified makespan as its time horizon and the relaxations' bound as
+// the row T ≥ lower — the model `--algo milp` solves, without its start point; and
+// `--problem remat-offload`: the relaxation MILP of the combined model (milp/combinedlb).
+func runExportOffload(c *cobra.Command, io *IO, problem string) error {
+	get := func(name string) string { v, _ := c.Flags().GetString(name); return v }
+	format, out := get("format"), get("output")
+	if err := checkExportFlags(format, out); err != nil {
+		return err
+	}
+	if problem == "remat-offload" {
+		if get("mem") == "" {
+			return usageErrorf("export: --mem is required")
+		}
+		budget, err := sizeFlag("--mem", get("mem"))
+		if err != nil {
+			return err
+		}
+		beta, err := bandwidthFlag(get("bandwidth"))
+		if err != nil {
+			return err
+		}
+		ch, _, err := loadChain(get("chain"))
+		if err != nil {
+			return err
+		}
+		f, err := combinedlb.Build(ch, budget, beta)
+		if err != nil {
+			return &UsageError{err}
+		}
+		return writeModelFile(io, problem, format, out, f.Model, f.Units)
+	}
+	o := &ActOptions{WeightsOptions: WeightsOptions{ChainFile: get("chain"), Mem: get("mem"), Bandwidth: get("bandwidth")}, Slots: dp.DefaultSlots}
+	p, err := o.problem()
+	if err != nil {
+		return err
+	}
+	if p.MinMemory() > p.MGPU {
+		return usageErrorf("export: no schedule fits --mem %s: an operation needs %s with every other activation away", o.Mem, instances.FormatSize(p.MinMemory()))
+	}
+	start, name, err := actmilp.BestHeuristic(p)
+	if err != nil {
+		return err
+	}
+	b, err := actBounds(p, o, nil, nil)
+	if err != nil {
+		return err
+	}
+	opts := actmilp.Options{Lower: float64(b.Best)}
+	if start.Feasible {
+		opts.Upper = start.Report.Makespan
+	}
+	f, err := actmilp.Build(p, opts)
+	if err != nil {
+		return err
+	}
+	if start.Feasible {
+		f.Model.Comments = append(f.Model.Comments, fmt.Sprintf("horizon: the %s schedule, %.17g s, validated by verify/timed", name, start.Report.Makespan))
+	}
+	return writeModelFile(io, problem, format, out, f.Model, f.Units)
 }

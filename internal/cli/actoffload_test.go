@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,7 +49,11 @@ func TestOffloadActCLI(t *testing.T) {
 	lb := rep.LowerBounds
 	assert.LessOrEqual(t, lb.Prop3, lb.Fractional)
 	assert.LessOrEqual(t, lb.Fractional, lb.Interruptible)
-	require.Len(t, rep.Results, 4)
+	want := 4
+	if realMILPBackend() {
+		want = 5 // the MILP runs in --algo all where a backend is compiled in
+	}
+	require.Len(t, rep.Results, want)
 	for _, r := range rep.Results {
 		assert.True(t, r.Verified, r.Algo)
 		assert.GreaterOrEqual(t, r.Makespan, 4.0-1e-12, r.Algo)
@@ -94,4 +99,86 @@ func TestOffloadActCLIErrors(t *testing.T) {
 	code, out, _ = run(t, "bound", "--problem", "act-offload", "--chain", path, "--mem", "10B", "--bandwidth", "5B/s", "--exact", "--json")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, `"interruptible": 2`)
+}
+
+// The exact MILP through the CLI on the 3-partition yes-instance: --algo milp reaches the
+// optimum T = 2m = 4 s that GREEDY misses, proves it (lower_bounds.milp = 4, status optimal),
+// and its schedule is verified; bound reports the same bound; export writes the model with its
+// units line, and cbc reads the same optimum back from the file.
+func TestOffloadActMILPCLI(t *testing.T) {
+	if !realMILPBackend() {
+		t.Skip("no MILP backend compiled in (make builds with HiGHS)")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a3.json")
+	code, _, stderr := run(t, "gen", "act-3partition", "--values", "6,7,6,7,6,8", "-o", path)
+	require.Equal(t, 0, code, stderr)
+	args := []string{"--chain", path, "--mem", "40B", "--bandwidth", "20B/s"}
+	code, out, stderr := run(t, append([]string{"offload-act", "--algo", "milp", "--time-limit", "30", "--json"}, args...)...)
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Algo, Status string
+		Makespan     float64
+		Verified     bool
+		LowerBounds  struct {
+			MILP       *float64 `json:"milp"`
+			MILPStatus string   `json:"milp_status"`
+			Best       float64
+		} `json:"lower_bounds"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "milp", rep.Algo)
+	assert.Equal(t, "optimal", rep.Status)
+	assert.True(t, rep.Verified)
+	assert.InDelta(t, 4.0, rep.Makespan, 1e-9)
+	require.NotNil(t, rep.LowerBounds.MILP)
+	assert.InDelta(t, 4.0, *rep.LowerBounds.MILP, 1e-6)
+	assert.InDelta(t, 4.0, rep.LowerBounds.Best, 1e-6)
+
+	code, out, stderr = run(t, append([]string{"bound", "--problem", "act-offload", "--time-limit", "30"}, args...)...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "bound milp")
+	assert.Contains(t, out, "optimum of the exact MILP")
+
+	for _, format := range []string{"lp", "mps"} {
+		file := filepath.Join(dir, "a3."+format)
+		code, _, stderr = run(t, append([]string{"export", "--problem", "act-offload", "--format", format, "-o", file}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stderr, "memsched units: memory=")
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), "memsched units:")
+	}
+	code, _, stderr = run(t, append([]string{"offload-act", "--algo", "milp", "--time-limit", "0"}, args...)...)
+	assert.Equal(t, 2, code, stderr)
+	code, _, stderr = run(t, "export", "--problem", "act-offload", "--chain", path, "--mem", "1B", "--bandwidth", "20B/s", "-o", filepath.Join(dir, "x.mps"))
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "no schedule fits")
+}
+
+// TestOffloadActNoScheduleWords (issue 18): a search stopped by --max-nodes printed
+// "infeasible" where its JSON said node-limit. Now "infeasible" is said only where the exact
+// search proved it, "none found" with the status when it stopped, "no schedule" for a
+// heuristic; --max-nodes below 1 is refused.
+func TestOffloadActNoScheduleWords(t *testing.T) {
+	a2 := filepath.Join("testdata", "a2.json") // M_peak 50 B, min 40 B, one transfer of 1 s at 10 B/s
+	code, out, stderr := run(t, "offload-act", "--chain", a2, "--mem", "40B", "--bandwidth", "10B/s", "--algo", "exact", "--max-nodes", "1")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `exact \(node-limit\)\s+none found`, out)
+	assert.NotContains(t, out, "infeasible")
+	code, out, _ = run(t, "offload-act", "--chain", a2, "--mem", "40B", "--bandwidth", "10B/s", "--algo", "exact", "--max-nodes", "1", "--json")
+	require.Equal(t, 0, code)
+	var rep ActReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "node-limit", rep.Status)
+	assert.False(t, rep.Feasible)
+
+	code, out, stderr = run(t, "offload-act", "--chain", a2, "--mem", "30B", "--bandwidth", "10B/s")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `exact \(optimal\)\s+infeasible`, out, "below the minimum memory the exact search proves it")
+	assert.Regexp(t, `greedy\s+no schedule`, out)
+
+	code, _, stderr = run(t, "offload-act", "--chain", a2, "--mem", "40B", "--bandwidth", "10B/s", "--max-nodes", "0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--max-nodes")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -29,6 +28,8 @@ type CertifyOptions struct {
 	WeightsResident bool
 	TimeLimit       float64
 	Solver          string
+	// MaxMemory caps the tables and MILP models alive at once (--max-memory).
+	MaxMemory string
 }
 
 func newCertifyCmd(io *IO) *cobra.Command {
@@ -40,30 +41,45 @@ func newCertifyCmd(io *IO) *cobra.Command {
 replays each schedule with an independent validator, and reports its makespan (or period) as a
 ratio to the best certified lower bound of that lever (1.000 = proven optimal). Each bound says
 what certifies it: the exhaustive search, DP optimality (C_FL exact, 004 Lemma 4.4), a DP
-relaxation (C_FL with sizes rounded down), a MILP with status and gap, or a relaxation (Σu).
-When an exact bound is out of reach (e.g. C_FL beyond 200 stages) the strongest bound within
-reach is used and the report says so.
+relaxation (C_FL collapsed, on chains of any length; C_FL with sizes rounded down), a MILP with
+status and gap, or a relaxation (Σu). A bound met by a verified schedule is the optimum and says
+"(exact)". For remat, exact C_MP in bytes gives the persistent row, and C_FL collapsed proves it
+optimal on chains whose optimum is persistent (GPT-2, BERT, ResNets); otherwise C_FL exact (up
+to 200 stages) decides. When an exact bound is out of reach the strongest bound within reach is
+used and the report says so.
 
-Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all),
-act-offload (activation offloading, 001: none, greedy, vdnn, exact; needs --bandwidth),
+Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all, ilp),
+act-offload (activation offloading, 001: none, greedy, dynprog, vdnn, exact, and the exact MILP's
+guided row and bound within --time-limit; needs --bandwidth),
 weight-offload (002: greedy, greedy-nodiscount, greedy-reserve, l2l, milp-guided; needs
---bandwidth and weights in the chain). A lever whose data is missing is skipped with a
-one-line reason.`,
+--bandwidth and weights in the chain), remat-offload (rematerialization and activation
+offloading together, SPEC §6: pofo, remat-then-offload, offload-then-remat, strict makespans;
+needs --bandwidth; the DP refines its slots for 10 s). A lever whose data is missing is skipped
+with a one-line reason; memsched assumes no bandwidth.
+
+What --mem covers is each lever's model: remat, act-offload and remat-offload count
+activations and temporaries, not the weights (a note says how much the chain's weights take);
+weight-offload's M_GPU holds weights and activations. With --weights-resident, --mem is the
+whole GPU: remat, act-offload and remat-offload get it minus the weights, so the levers compare
+on one GPU (docs/certify.md).`,
 		Example: `  memsched certify                                   # built-in toy chain at 90 MiB
   memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
   memsched certify --chain r101.json --mem 2GiB --bandwidth 12GB/s
-  memsched certify --chain r101.json --mem 2GiB --json | jq '.levers.remat'`,
+  memsched certify --chain r101.json --mem 2GiB --json | jq '.levers.remat'
+  memsched gen zoo resnet --depth 1001 -o r1001.json   # 337 stages, CIFAR 32×32
+  memsched certify --chain r1001.json --mem 1.2GiB     # remat proven optimal by C_FL collapsed`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runCertify(cmd.Context(), opts, io) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runCertify(cmd.Context(), time.Now(), opts, io) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.ChainFile, "chain", "", "chain file (memsched.chain/v1); default: the built-in toy chain")
-	f.StringVar(&opts.Mem, "mem", "90MiB", "memory budget, everything included")
-	f.StringVar(&opts.Bandwidth, "bandwidth", "", "GPU–CPU link rate, each direction (e.g. 12GB/s); without it the offloading levers are skipped")
+	f.StringVar(&opts.Mem, "mem", "90MiB", "memory budget: activations and temporaries for remat and act-offload (weights excluded unless --weights-resident), M_GPU for weight-offload")
+	f.StringVar(&opts.Bandwidth, "bandwidth", "", bandwidthUsage+"; without it the offloading levers are skipped")
 	f.IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots of the dynamic programs")
 	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "cap on one sub-chain's frontier in the exact C_FL table (0: 65536); above it, slots")
 	f.BoolVar(&opts.WeightsResident, "weights-resident", false, "--mem is the whole GPU with the weights resident: remat and act-offload get it minus the chain's weights")
-	f.Float64Var(&opts.TimeLimit, "time-limit", 60, "wall-time budget in seconds for the MILP bounds")
+	f.Float64Var(&opts.TimeLimit, "time-limit", 60, "wall-time budget in seconds of the whole command, shared between the levers (docs/certify.md)")
+	addMaxMemoryFlag(f, &opts.MaxMemory)
 	f.StringVar(&opts.Solver, "solver", "", "MILP backend: highs|lpsolve|ref (default: the best compiled in)")
 	return cmd
 }
@@ -110,16 +126,25 @@ func checkSlots(slots int) error {
 	return nil
 }
 
+// maxTimeLimit bounds every --time-limit (a year, in seconds): far above any solve worth
+// waiting for, and far below the 292 years where a time.Duration overflows.
+const maxTimeLimit = 365 * 24 * 3600
+
 // checkTimeLimit is the one check of a --time-limit that must be positive.
 func checkTimeLimit(limit float64) error {
-	if !(limit > 0) || math.IsInf(limit, 0) {
-		return usageErrorf("--time-limit must be a positive number of seconds, got %g", limit)
+	if !(limit > 0) || limit > maxTimeLimit {
+		return usageErrorf("--time-limit must be a positive number of seconds up to %d (a year), got %g", maxTimeLimit, limit)
 	}
 	return nil
 }
 
-func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
+// runCertify certifies; start is when the command began, from which --time-limit counts.
+func runCertify(ctx context.Context, start time.Time, opts *CertifyOptions, io *IO) error {
 	budget, err := sizeFlag("--mem", opts.Mem)
+	if err != nil {
+		return err
+	}
+	maxMem, err := maxMemoryFlag(opts.MaxMemory)
 	if err != nil {
 		return err
 	}
@@ -131,10 +156,13 @@ func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
 		return err
 	}
 	in.MaxBreakpoints, in.WeightsResident = opts.MaxBreakpoints, opts.WeightsResident
-	in.Budget = budget
+	in.Budget, in.MaxMemory = budget, maxMem
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// The certification runs under the command's deadline; ctx alone (Ctrl-C) interrupts it.
+	cctx, cancel := withTimeLimit(ctx, start, opts.TimeLimit)
+	defer cancel()
 	bar := newBar(io, "certify", 0)
 	in.Progress = bar
 	var mu sync.Mutex
@@ -156,7 +184,7 @@ func runCertify(ctx context.Context, opts *CertifyOptions, io *IO) error {
 	}
 	ch := make(chan outcome, 1)
 	go func() {
-		rep, err := report.Certify(ctx, in, report.DefaultLevers())
+		rep, err := report.Certify(cctx, in, report.DefaultLevers())
 		ch <- outcome{rep, err}
 	}()
 	var rep *report.Report
@@ -192,7 +220,7 @@ func printCertify(rep *report.Report, io *IO) error {
 	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "chain:\t%s (%d stages)\nbudget:\t%s (%d B)\n", rep.Chain, rep.Stages, instances.FormatSize(rep.Budget), rep.Budget)
 	if rep.Bandwidth > 0 {
-		fmt.Fprintf(w, "bandwidth:\t%.4g GB/s\n", rep.Bandwidth/1e9)
+		fmt.Fprintf(w, "bandwidth:\t%s\n", formatRate(rep.Bandwidth))
 	}
 	w.Flush()
 	for _, name := range rep.Order {
@@ -211,7 +239,7 @@ func printCertify(rep *report.Report, io *IO) error {
 			}
 			ratio := "-"
 			if r.Ratio > 0 {
-				ratio = fmt.Sprintf("%.3f", r.Ratio)
+				ratio = formatRatio(r.Ratio, 3)
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Strategy, instances.FormatDuration(r.Makespan), instances.FormatSize(r.Peak), ratio, yesNo(r.Verified))
 		}
@@ -237,6 +265,7 @@ func printCertify(rep *report.Report, io *IO) error {
 		for _, n := range lr.Notes {
 			fmt.Fprintln(io.Out, "note: "+n)
 		}
+		fmt.Fprintln(io.Out, leverTime(lr))
 	}
 	fmt.Fprintln(io.Out, "\n== summary ==")
 	w = tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
@@ -264,6 +293,21 @@ func printCertify(rep *report.Report, io *IO) error {
 	}
 	fmt.Fprintln(io.Out, "\nevery schedule above was replayed by an independent validator (verify)")
 	return nil
+}
+
+// leverTime is the line that says what time a lever had and took: its share of --time-limit
+// and each MILP bound's limit against the seconds used.
+func leverTime(lr *report.LeverReport) string {
+	line := fmt.Sprintf("time: %.1f s", lr.Seconds)
+	if lr.TimeBudget > 0 {
+		line += fmt.Sprintf(" of a %.1f s share", lr.TimeBudget)
+	}
+	for _, b := range lr.Bounds {
+		if b.TimeBudget > 0 {
+			line += fmt.Sprintf("; %s %.1f s of %.1f s", b.Name, b.Seconds, b.TimeBudget)
+		}
+	}
+	return line
 }
 
 func orDash(s string) string {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/instances/offload"
+	"github.com/memsched/memsched/instances/reduce"
+	"github.com/memsched/memsched/milp"
 )
 
 // TestGenRoundTrip: every gen subcommand writes a chain that loads back and that info and
@@ -27,6 +32,9 @@ func TestGenRoundTrip(t *testing.T) {
 		{"toy"},
 		{"fig4", "--n", "5"},
 		{"remat-2partition", "--values", "3,1,1,2,2,1"},
+		{"act-3partition", "--values", "6,7,6,7,6,8"},
+		{"act-2partition", "--values", "3,1,1,2,2,1"},
+		{"weights-3partition", "--values", "4,5,6,4,5,6"},
 	}
 	for i, args := range cases {
 		path := filepath.Join(dir, strings.Join(args[:1], "")+string(rune('a'+i))+".json")
@@ -65,4 +73,71 @@ func TestGenBadInput(t *testing.T) {
 		assert.Equal(t, 2, code, c.args)
 		assert.Contains(t, stderr, c.want, c.args)
 	}
+}
+
+// TestGenWeightsThreePartition (issue 18): gen writes 002 Thm 1's instance, the fourth
+// reduction (the others were writable already). The chain read back is the reduction's
+// problem exactly, and the proof's certificate for the yes-instance 4,5,6,4,5,6 (m = 2, V = 15)
+// validates on it through verify with period 2m = 4 s; bound certifies 4 s; --json reports
+// the --mem, --bandwidth and target to use.
+func TestGenWeightsThreePartition(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w3p.json")
+	code, out, stderr := run(t, "gen", "weights-3partition", "--values", "4,5,6,4,5,6", "-o", path, "--json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "M_GPU = 45 B (--mem 45B), β = 15 B/s (--bandwidth 15B/s), T = 4 s")
+	var rep GenReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, GenReport{File: path, Name: "weights 3-partition M_GPU=45B beta=15B/s T=4s", Stages: 10, Mem: 45, Bandwidth: 15, Target: 4}, rep)
+
+	values := []int64{4, 5, 6, 4, 5, 6}
+	want, cert, err := reduce.WeightsThreePartition(values, [][]int{{0, 1, 2}, {3, 4, 5}})
+	require.NoError(t, err)
+	c, err := instances.LoadChain(path)
+	require.NoError(t, err)
+	got, err := offload.FromChain(c, want.MGPU, want.Beta)
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the chain is the reduction's problem")
+
+	certFile := filepath.Join(dir, "cert.json")
+	b, err := json.Marshal(cert)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(certFile, b, 0o644))
+	code, vout, stderr := run(t, "verify", "--problem", "weight-offload", "--chain", path, "--mem", "45B", "--bandwidth", "15B/s", "--schedule", certFile)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, vout, "valid: weight-offload period 4000.00 ms")
+	if milpBackend() {
+		code, bout, stderr := run(t, "bound", "--chain", path, "--mem", "45B", "--bandwidth", "15B/s", "--json")
+		require.Equal(t, 0, code, stderr)
+		var br BoundReport
+		require.NoError(t, json.Unmarshal([]byte(bout), &br))
+		require.NotNil(t, br.LowerBound)
+		assert.InDelta(t, 4, *br.LowerBound, 1e-9)
+	}
+}
+
+// TestGenJSON (issue 18): gen --json was accepted and printed nothing; with -o it prints what
+// it wrote, and without -o the chain itself (JSON already).
+func TestGenJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "toy.json")
+	code, out, stderr := run(t, "gen", "toy", "-o", path, "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep GenReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, GenReport{File: path, Name: instances.Toy().Name, Stages: 7}, rep)
+	code, out, _ = run(t, "gen", "toy", "--json")
+	require.Equal(t, 0, code)
+	c, err := instances.ReadChain(strings.NewReader(out), "stdout")
+	require.NoError(t, err)
+	assert.Equal(t, instances.Toy(), c)
+}
+
+// milpBackend says whether a MILP solver other than the enumerating referee is compiled in.
+func milpBackend() bool {
+	for _, n := range milp.Available() {
+		if n != "ref" {
+			return true
+		}
+	}
+	return false
 }

@@ -49,7 +49,11 @@ func TestSweepInterrupt(t *testing.T) {
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "the sweep must not finish: %v", err)
 	assert.Equal(t, 130, exit.ExitCode())
-	assert.Less(t, elapsed, time.Second, "Ctrl-C answers within 1 s")
+	// Main gives a command interruptGrace (800 ms) to wrap up, then returns regardless; the
+	// rest is process exit and scheduling. The sweep left alone runs for tens of seconds, so
+	// 2 s still catches a broken interrupt path without failing on a loaded machine (a run at
+	// load 11 on 2 cores answered in 1.035 s).
+	assert.Less(t, elapsed, 2*time.Second, "Ctrl-C answers within the grace period")
 
 	f, err := os.Open(csvPath)
 	require.NoError(t, err)

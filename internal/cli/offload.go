@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -17,8 +16,6 @@ import (
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/weightlb"
 	"github.com/memsched/memsched/model"
-	"github.com/memsched/memsched/model/lpfile"
-	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify/periodic"
 )
@@ -31,19 +28,27 @@ type WeightsOptions struct {
 func (o *WeightsOptions) flags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1) with weights (w) per stage")
 	cmd.Flags().StringVar(&o.Mem, "mem", "", "GPU memory M_GPU (e.g. 16GiB)")
-	cmd.Flags().StringVar(&o.Bandwidth, "bandwidth", "12GB/s", "link bandwidth β, each direction (e.g. 12GB/s)")
+	cmd.Flags().StringVar(&o.Bandwidth, "bandwidth", "", bandwidthUsage+"; required")
+}
+
+// parse checks the three flags, naming the first one missing or wrong.
+func (o *WeightsOptions) parse() (mem int64, beta float64, err error) {
+	switch {
+	case o.ChainFile == "":
+		return 0, 0, usageErrorf("--chain FILE is required")
+	case o.Mem == "":
+		return 0, 0, usageErrorf("--mem is required (e.g. --mem 16GiB)")
+	}
+	if mem, err = sizeFlag("--mem", o.Mem); err != nil {
+		return 0, 0, err
+	}
+	beta, err = bandwidthFlag(o.Bandwidth)
+	return mem, beta, err
 }
 
 // problem loads the chain and maps it to 002's model.
 func (o *WeightsOptions) problem() (*offload.Problem, error) {
-	if o.ChainFile == "" || o.Mem == "" {
-		return nil, usageErrorf("--chain and --mem are required")
-	}
-	mem, err := sizeFlag("--mem", o.Mem)
-	if err != nil {
-		return nil, err
-	}
-	beta, err := rateFlag("--bandwidth", o.Bandwidth)
+	mem, beta, err := o.parse()
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +109,10 @@ func weightsAlgoHelp() string {
 type boundSettings struct {
 	solver string
 	limit  float64
+	// ctx carries the command's deadline (--time-limit counts from the command's start) and
+	// Ctrl-C; nil: none. maxMemory caps the MILP's estimated memory (0: none).
+	ctx       context.Context
+	maxMemory int64
 }
 
 // runOffloadAlgo runs one algorithm and re-validates its schedule. No valid schedule is a
@@ -166,7 +175,7 @@ func orList(names []string) string {
 
 func newOffloadWeightsCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
-	var algo, solver string
+	var algo, solver, maxMemory string
 	var withBound bool
 	var limit float64
 	cmd := &cobra.Command{
@@ -178,20 +187,28 @@ period of the steady state. Algorithms:
 Every schedule is checked by the periodic validator before it is printed.`,
 		Example: `  memsched gen zoo gpt2 --layers 36 --hidden 1280 --heads 20 --batch 8 -o gpt2.json
   memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s
-  memsched offload-weights --chain gpt2.json --mem 8GiB --algo all --bound --time-limit 30
-  memsched offload-weights --chain gpt2.json --mem 8GiB --json > w.json   # then: memsched verify`,
+  memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --algo all --bound --time-limit 30
+  memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --json > w.json   # then: memsched verify`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if withBound {
-				if err := checkTimeLimit(limit); err != nil {
-					return err
-				}
+			start := time.Now()
+			if err := checkTimeLimit(limit); err != nil {
+				return err
+			}
+			if _, err := boundSolvers(solver); err != nil {
+				return err
+			}
+			maxMem, err := maxMemoryFlag(maxMemory)
+			if err != nil {
+				return err
 			}
 			p, err := o.problem()
 			if err != nil {
 				return err
 			}
-			bs := boundSettings{solver: solver, limit: limit}
+			ctx, cancel := withTimeLimit(cmd.Context(), start, limit)
+			defer cancel()
+			bs := boundSettings{solver: solver, limit: limit, ctx: ctx, maxMemory: maxMem}
 			if algo == "all" {
 				return runOffloadAll(io, p, withBound, bs)
 			}
@@ -206,7 +223,7 @@ Every schedule is checked by the periodic validator before it is printed.`,
 				return io.PrintJSON(rep)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "algorithm\t%s\nlayers\t%d\nM_GPU\t%s\nbandwidth\t%.4g GB/s\n", algo, p.L(), instances.FormatSize(p.MGPU), p.Beta/1e9)
+			fmt.Fprintf(w, "algorithm\t%s\nlayers\t%d\nM_GPU\t%s\nbandwidth\t%s\n", algo, p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
 			if !rep.Feasible {
 				fmt.Fprintf(w, "feasible\tno: %s\n", rep.Reason)
 				return w.Flush()
@@ -224,7 +241,8 @@ Every schedule is checked by the periodic validator before it is printed.`,
 	cmd.Flags().StringVar(&algo, "algo", "greedy", "greedy (002 Alg. 1 + Alg. 2) | greedy-nodiscount (Greedy*) | greedy-reserve (Alg. 1 with room for weights in flight) | l2l | milp (MILP-guided) | all")
 	cmd.Flags().BoolVar(&withBound, "bound", false, "with --algo all: solve the lower-bound MILP too and report each period's ratio to it")
 	cmd.Flags().StringVar(&solver, "solver", "", "with --bound or --algo milp: highs|lpsolve|ref (default: the best compiled in)")
-	cmd.Flags().Float64Var(&limit, "time-limit", 60, "with --bound or --algo milp: solver time limit in seconds")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "with --bound or --algo milp: wall-time budget in seconds of the whole command (model building included)")
+	addMaxMemoryFlag(cmd.Flags(), &maxMemory)
 	return cmd
 }
 
@@ -278,7 +296,7 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 		return io.PrintJSON(rep)
 	}
 	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "layers %d, M_GPU %s, bandwidth %.4g GB/s\n", p.L(), instances.FormatSize(p.MGPU), p.Beta/1e9)
+	fmt.Fprintf(w, "layers %d, M_GPU %s, bandwidth %s\n", p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
 	refName := "Σu"
 	fmt.Fprintf(w, "Σu (no idle)\t%s\n", instances.FormatDuration(rep.SumU))
 	if b := rep.Bound; b != nil {
@@ -291,6 +309,9 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 		if b.Contradiction != "" {
 			fmt.Fprintf(w, "solver failure\t%s\n", b.Contradiction)
 		}
+		if b.Note != "" {
+			fmt.Fprintf(w, "note\t%s\n", b.Note)
+		}
 	}
 	fmt.Fprintf(w, "\nalgorithm\tmakespan\tidle\tover %s\tverified\n", refName)
 	for _, r := range rep.Results {
@@ -298,7 +319,7 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 			fmt.Fprintf(w, "%s\t-\t-\t-\tno schedule: %s\n", r.Algorithm, r.Reason)
 			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%+.2f%%\tyes\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatDuration(r.Idle), 100*(r.Makespan/ref-1))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\tyes\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatDuration(r.Idle), formatPercent(100*(r.Makespan/ref-1)))
 	}
 	return w.Flush()
 }
@@ -329,7 +350,11 @@ func certifiedBound(p *offload.Problem, bs boundSettings) (*weightlb.Certified, 
 	if err != nil {
 		return nil, err
 	}
-	return weightlb.LowerBound(context.Background(), p, weightlb.Options{Solvers: solvers,
+	ctx := bs.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return weightlb.LowerBound(ctx, p, weightlb.Options{Solvers: solvers, MaxMemory: bs.maxMemory,
 		Params: milp.Params{TimeLimit: time.Duration(bs.limit * float64(time.Second)), RelGap: 1e-9}})
 }
 
@@ -338,6 +363,7 @@ func boundReport(c *weightlb.Certified) *BoundReport {
 	rep := &BoundReport{Status: milp.NotSolved.String(), CertifiedBy: c.CertifiedBy, SumU: c.SumU,
 		Forced: c.Forced, Feasible: !c.Infeasible}
 	rep.LowerBound = finite(c.Value)
+	rep.Note = c.Note
 	if c.EvidenceName != "" {
 		rep.Evidence = c.Evidence.What
 	}
@@ -375,11 +401,13 @@ type BoundReport struct {
 	Incumbent     *float64       `json:"incumbent"`
 	Seconds       float64        `json:"seconds"`
 	Solver        string         `json:"solver"`
+	// Note says why the MILP did not run or has no bound (memory limit, time spent building).
+	Note string `json:"note,omitempty"`
 }
 
 func newBoundCmd(io *IO) *cobra.Command {
 	o := &WeightsOptions{}
-	var problem, solver string
+	var problem, solver, maxMemory string
 	var limit float64
 	var slots int
 	var exactSlots bool
@@ -393,11 +421,16 @@ on trust: one that says "infeasible" while a heuristic schedule validates, or a 
 schedule's period, is re-solved with safe settings and then with the other backend, and reported
 as solver-error with the evidence if the contradiction stays.`,
 		Example: `  memsched bound --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --time-limit 60
-  memsched bound --chain gpt2.json --mem 8GiB --solver lpsolve --json`,
+  memsched bound --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --solver lpsolve --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
 			if problem == "act-offload" {
-				return runActBound(io, o, slots, exactSlots)
+				maxMem, err := maxMemoryFlag(maxMemory)
+				if err != nil {
+					return err
+				}
+				return runActBound(io, o, slots, exactSlots, maxMem, solver, limit)
 			}
 			if problem != "weight-offload" {
 				return usageErrorf("bound: unknown --problem %q (want weight-offload or act-offload)", problem)
@@ -405,11 +438,20 @@ as solver-error with the evidence if the contradiction stays.`,
 			if err := checkTimeLimit(limit); err != nil {
 				return err
 			}
+			if _, err := boundSolvers(solver); err != nil {
+				return err
+			}
+			maxMem, err := maxMemoryFlag(maxMemory)
+			if err != nil {
+				return err
+			}
 			p, err := o.problem()
 			if err != nil {
 				return err
 			}
-			cert, err := certifiedBound(p, boundSettings{solver: solver, limit: limit})
+			ctx, cancel := withTimeLimit(cmd.Context(), start, limit)
+			defer cancel()
+			cert, err := certifiedBound(p, boundSettings{solver: solver, limit: limit, ctx: ctx, maxMemory: maxMem})
 			if err != nil {
 				return err
 			}
@@ -425,18 +467,26 @@ as solver-error with the evidence if the contradiction stays.`,
 				return f(*x)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "problem\t%s (%d layers, M_GPU %s)\n", problem, p.L(), instances.FormatSize(p.MGPU))
+			fmt.Fprintf(w, "problem\t%s (%d layers, M_GPU %s, β %s)\n", problem, p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
 			if !rep.Feasible {
 				fmt.Fprintf(w, "feasible\tno: %s\n", rep.CertifiedBy)
 				return w.Flush()
 			}
-			fmt.Fprintf(w, "lower bound\t%s\ncertified by\t%s\nΣu\t%s\nforced prefetch / β\t%s\nMILP\t%s, bound %s, incumbent %s, gap %s (%s, %.2f s)\n",
+			fmt.Fprintf(w, "lower bound\t%s\ncertified by\t%s\nΣu\t%s\nforced prefetch / β\t%s\n",
 				show(rep.LowerBound, instances.FormatDuration), rep.CertifiedBy,
-				instances.FormatDuration(rep.SumU), instances.FormatDuration(rep.Forced), rep.Status,
-				show(rep.MILPBound, instances.FormatDuration), show(rep.Incumbent, instances.FormatDuration),
-				show(rep.Gap, func(g float64) string { return fmt.Sprintf("%.3g", g) }), rep.Solver, rep.Seconds)
+				instances.FormatDuration(rep.SumU), instances.FormatDuration(rep.Forced))
+			if rep.Solver == "" {
+				fmt.Fprintf(w, "MILP\tnot run (see the note)\n")
+			} else {
+				fmt.Fprintf(w, "MILP\t%s, bound %s, incumbent %s, gap %s (%s, %.2f s)\n", rep.Status,
+					show(rep.MILPBound, instances.FormatDuration), show(rep.Incumbent, instances.FormatDuration),
+					show(rep.Gap, func(g float64) string { return fmt.Sprintf("%.3g", g) }), rep.Solver, rep.Seconds)
+			}
 			if rep.Evidence != "" {
 				fmt.Fprintf(w, "checked against\t%s\n", rep.Evidence)
+			}
+			if rep.Note != "" {
+				fmt.Fprintf(w, "note\t%s\n", rep.Note)
 			}
 			if rep.Contradiction != "" {
 				fmt.Fprintf(w, "solver failure\t%s\n", rep.Contradiction)
@@ -449,7 +499,8 @@ as solver-error with the evidence if the contradiction stays.`,
 	cmd.Flags().StringVar(&solver, "solver", "", "highs|lpsolve|ref (default: the best compiled in)")
 	cmd.Flags().IntVar(&slots, "slots", 500, "act-offload: DYNPROG memory slots for the interruptible bound")
 	cmd.Flags().BoolVar(&exactSlots, "exact", false, "act-offload: DYNPROG bound without rounding (small integer instances)")
-	cmd.Flags().Float64Var(&limit, "time-limit", 60, "solver time limit in seconds")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "wall-time budget in seconds of the whole command: model building and every solve included")
+	addMaxMemoryFlag(cmd.Flags(), &maxMemory)
 	return cmd
 }
 
@@ -460,40 +511,21 @@ func newExportCmd(io *IO) *cobra.Command {
 		Use:   "export --problem weight-offload-lb --chain FILE --mem SIZE --format lp|mps -o FILE",
 		Short: "Write a memsched MILP as an .lp or .mps file for external solvers",
 		Long:  "export writes the model of `memsched bound`. Its units are chosen from the data and stated in the file's comment line\n`memsched units: memory=<bytes per unit> time=<seconds per unit>`: the objective times the time unit is the period in seconds.",
-		Example: `  memsched export --chain gpt2.json --mem 8GiB --format mps -o lb.mps
+		Example: `  memsched export --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --format mps -o lb.mps
   memsched solve lb.mps --time-limit 60          # or any external MILP solver`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problem != "weight-offload-lb" {
-				return usageErrorf("export: unknown --problem %q (want weight-offload-lb)", problem)
+				return usageErrorf("export: unknown --problem %q (want %s)", problem, strings.Join(exportProblems, " or "))
 			}
-			if format != "lp" && format != "mps" {
-				return usageErrorf("export: --format must be lp or mps, got %q", format)
+			if err := checkExportFlags(format, out); err != nil {
+				return err
 			}
-			if out == "" {
-				return usageErrorf("export: -o FILE is required")
-			}
-			_, m, err := o.lowerBoundModel()
+			p, m, err := o.lowerBoundModel()
 			if err != nil {
 				return err
 			}
-			f, err := os.Create(out)
-			if err != nil {
-				return &UsageError{err}
-			}
-			if format == "lp" {
-				err = lpfile.Write(f, m)
-			} else {
-				err = mpsfile.Write(f, m)
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(io.ErrOut, "memsched: wrote %s (%d variables, %d rows, %d nonzeros)\n", out, m.NumVars(), m.NumRows(), m.NumNonzeros())
-			return nil
+			return writeModelFile(io, problem, format, out, m, weightlb.Units(p))
 		},
 	}
 	o.flags(cmd)

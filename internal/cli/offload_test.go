@@ -88,7 +88,7 @@ func TestOffloadWeightsCompare(t *testing.T) {
 		}
 	}
 
-	code, _, stderr = run(t, "offload-weights", "--chain", chain, "--mem", "110MiB", "--bound")
+	code, _, stderr = run(t, "offload-weights", "--chain", chain, "--mem", "110MiB", "--bandwidth", "12GB/s", "--bound")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--bound goes with --algo all")
 }
@@ -97,7 +97,7 @@ func TestExportCLI(t *testing.T) {
 	chain := smallGPT(t)
 	for _, f := range []string{"lp", "mps"} {
 		out := filepath.Join(t.TempDir(), "lb."+f)
-		code, _, stderr := run(t, "export", "--problem", "weight-offload-lb", "--chain", chain, "--mem", "110MiB", "--format", f, "-o", out)
+		code, _, stderr := run(t, "export", "--problem", "weight-offload-lb", "--chain", chain, "--mem", "110MiB", "--bandwidth", "12GB/s", "--format", f, "-o", out)
 		require.Equal(t, 0, code, stderr)
 		data, err := os.ReadFile(out)
 		require.NoError(t, err)
@@ -109,7 +109,7 @@ func TestExportCLI(t *testing.T) {
 	code, _, stderr := run(t, "export", "--problem", "remat", "--chain", chain, "--mem", "1GiB", "-o", "x")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "unknown --problem")
-	code, _, stderr = run(t, "offload-weights", "--chain", chain, "--mem", "1GiB", "--algo", "magic")
+	code, _, stderr = run(t, "offload-weights", "--chain", chain, "--mem", "1GiB", "--bandwidth", "12GB/s", "--algo", "magic")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "unknown --algo")
 }

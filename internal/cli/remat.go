@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -33,9 +31,14 @@ type RematOptions struct {
 	MaxBreakpoints int
 	Frontier       bool
 	FreeDelete     bool
-	// SequenceFile, when set, is a sequence (JSON list of {"op", "stage"}) to replay and
-	// report instead of computing one (algorithm "given"): e.g. another tool's answer.
+	// SequenceFile, when set, is a sequence to replay and report instead of computing one
+	// (algorithm "given"): e.g. another tool's answer, in any form verify reads (parseSequence).
 	SequenceFile string
+	// MaxMemory caps a dynamic-programming table's estimated memory (--max-memory).
+	MaxMemory string
+	// AlgoSet and SlotsSet say that --algo and --slots were given (they do not go with
+	// --sequence).
+	AlgoSet, SlotsSet bool
 }
 
 // maxExactBudget is the largest budget of --exact: the dynamic programs take at most 2^22 slots.
@@ -91,6 +94,9 @@ always fit). --slots exact builds them in bytes instead, keeping each sub-chain'
 its breakpoints: the exact optimum of the class at every budget, and with --frontier the exact
 makespan-vs-budget frontier. If a frontier outgrows the breakpoint cap, remat says so on stderr
 (and in the JSON note) and uses 500 slots.
+Every table is sized before it is built: one above --max-memory (default 2GiB) is refused with
+its size and the slots that would fit (C_MP on n stages with S slots takes about 5·n²·S bytes,
+C_FL about 3.7·n³·S).
 An infeasible budget is a result (feasible: false), not an error.`,
 		Example: `  memsched remat --mem 90MiB                              # toy chain, rotor's C_MP
   memsched remat --mem 90MiB --algo floating --json       # optimal weakly persistent sequence
@@ -98,18 +104,22 @@ An infeasible budget is a result (feasible: false), not an error.`,
   memsched remat --chain r101.json --mem 2GiB --algo persistent --slots 1000
   memsched remat --chain r101.json --mem 4GiB --frontier  # makespan vs budget from one table`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runRemat(opts, io) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.AlgoSet, opts.SlotsSet = cmd.Flags().Changed("algo"), cmd.Flags().Changed("slots") || cmd.Flags().Changed("exact")
+			return runRemat(opts, io)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.ChainFile, "chain", "", "chain file (memsched.chain/v1); default: the built-in toy chain")
-	f.StringVar(&opts.Mem, "mem", "", "memory budget, everything included (e.g. 90MiB, 16GB; a bare number is bytes)")
+	f.StringVar(&opts.Mem, "mem", "", "memory budget of 004's model: activations and temporaries, weights not counted (e.g. 90MiB, 16GB; a bare number is whole bytes)")
 	f.StringVar(&opts.Algo, "algo", "persistent", "algorithm: "+strings.Join(rematAlgos, "|"))
 	f.StringVar(&opts.Slots, "slots", strconv.Itoa(dp.DefaultSlots), "memory slots of the dynamic programs (sizes rounded up, budget down), or exact: no slots, exact in bytes")
 	f.BoolVar(&opts.Exact, "exact", false, "same as --slots exact")
 	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "with --slots exact: cap on one sub-chain's frontier (0: 65536); above it, the slotted table, announced")
 	f.BoolVar(&opts.Frontier, "frontier", false, "print the makespan-vs-budget frontier up to --mem (persistent, floating, revolve)")
-	f.StringVar(&opts.SequenceFile, "sequence", "", "replay this sequence (JSON list of {\"op\": \"Fall|Fck|Fn|B\", \"stage\": N}) instead of computing one")
+	f.StringVar(&opts.SequenceFile, "sequence", "", "replay this sequence instead of computing one: remat --json output, a JSON list of {\"op\": \"Fall|Fck|Fn|B\", \"stage\": N} or the text form Fck^1 Fn^2 ... (docs/verify.md); - for stdin")
 	f.BoolVar(&opts.FreeDelete, "free-delete", false, "SPEC §1 variant: stored values may be dropped at no cost (Del); --algo exhaustive only")
+	addMaxMemoryFlag(f, &opts.MaxMemory)
 	return cmd
 }
 
@@ -135,12 +145,24 @@ func runRemat(opts *RematOptions, io *IO) error {
 	if opts.FreeDelete && opts.Algo != "exhaustive" {
 		return usageErrorf("remat: --free-delete needs --algo exhaustive (the dynamic programs model 004 without deletion)")
 	}
+	if opts.SequenceFile != "" {
+		switch {
+		case opts.AlgoSet || opts.SlotsSet:
+			return usageErrorf("remat: --sequence replays a given sequence: no --algo, --slots or --exact with it")
+		case opts.Frontier:
+			return usageErrorf("remat: --frontier needs a dynamic program (--algo persistent, floating or revolve), not --sequence")
+		}
+	}
 	simOpt := verify.RematOptions{FreeDelete: opts.FreeDelete}
+	maxMem, err := maxMemoryFlag(opts.MaxMemory)
+	if err != nil {
+		return err
+	}
 	c, source, err := loadChain(opts.ChainFile)
 	if err != nil {
 		return err
 	}
-	dpOpt := dp.Options{Slots: slots}
+	dpOpt := dp.Options{Slots: slots, MaxMemory: maxMem}
 	if slots == 0 {
 		dpOpt.Slots = dp.DefaultSlots
 	}
@@ -150,21 +172,19 @@ func runRemat(opts *RematOptions, io *IO) error {
 	var out leverremat.Outcome
 	switch {
 	case opts.SequenceFile != "":
-		if opts.Frontier {
-			return usageErrorf("remat: --frontier needs --algo persistent, floating or revolve")
-		}
 		rep.Algorithm = "given"
-		data, err := os.ReadFile(opts.SequenceFile)
+		data, err := readInputFile("--sequence", opts.SequenceFile, io.In)
 		if err != nil {
 			return err
 		}
-		var seq schedule.Sequence
-		if err := json.Unmarshal(data, &seq); err != nil {
-			return fmt.Errorf("%s: %w", opts.SequenceFile, err)
+		seq, err := parseSequence("--sequence", opts.SequenceFile, data, "auto")
+		if err != nil {
+			return err
 		}
-		// Whatever produced it, the sequence is replayed here before it is reported.
+		// The sequence is replayed here before it is reported; one that does not replay is
+		// bad input, not a failure of memsched's.
 		if out, err = leverremat.Check(c, budget, seq, simOpt); err != nil {
-			return fmt.Errorf("remat: given returned an invalid sequence: %w", err)
+			return usageErrorf("--sequence %s: %s", opts.SequenceFile, invalidStep(seq, err))
 		}
 	case st.HasTable():
 		tab, ex, note, err := st.Table(c, budget, lopt)

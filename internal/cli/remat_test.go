@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/memsched/memsched/instances"
 )
 
 // TestRematToy is issue 4's acceptance on the toy chain at 90 MiB: persistent, floating and
@@ -136,8 +140,71 @@ func TestRematGivenSequence(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`[{"op":"Jump","stage":1}]`), 0o644))
 	code, _, stderr = run(t, "remat", "--mem", "90MiB", "--sequence", bad)
-	assert.NotEqual(t, 0, code)
+	assert.Equal(t, 2, code, "bad input")
 	assert.Contains(t, stderr, "bad.json")
+}
+
+// TestRematSequenceReadsWhatVerifyReads (issue 18): remat --sequence and verify --problem remat
+// read a sequence through one reader: the seq.json that remat --json writes (it was refused:
+// "cannot unmarshal object"), a bare array, the text form and stdin all replay to the same
+// 47.42 ms; a sequence that does not replay is bad input (exit 2, naming the file and the step;
+// it was exit 1 with "given returned an invalid sequence").
+func TestRematSequenceReadsWhatVerifyReads(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := run(t, "remat", "--mem", "90MiB", "--algo", "floating", "--json")
+	require.Equal(t, 0, code, stderr)
+	var own RematReport
+	require.NoError(t, json.Unmarshal([]byte(out), &own))
+	arr, err := json.Marshal(own.Sequence)
+	require.NoError(t, err)
+	files := map[string]string{"remat.json": out, "array.json": string(arr), "seq.txt": own.Sequence.String() + "  # text form\n"}
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		code, out, stderr := run(t, "remat", "--mem", "90MiB", "--sequence", path, "--json")
+		require.Equal(t, 0, code, "%s: %s", name, stderr)
+		var rep RematReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		assert.InDelta(t, own.Makespan, rep.Makespan, 1e-12, name)
+		assert.Equal(t, own.Sequence, rep.Sequence, name)
+		code, vout, stderr := run(t, "verify", "--problem", "remat", "--mem", "90MiB", "--schedule", path)
+		require.Equal(t, 0, code, "%s: %s", name, stderr)
+		assert.Contains(t, vout, "valid: remat makespan 47.42 ms", name)
+	}
+	var o, e bytes.Buffer
+	code = Main([]string{"remat", "--mem", "90MiB", "--sequence", "-", "--json"}, strings.NewReader(files["seq.txt"]), &o, &e)
+	require.Equal(t, 0, code, e.String())
+	assert.Contains(t, o.String(), `"makespan": 0.04742`)
+
+	bad := filepath.Join(dir, "bad.txt")
+	require.NoError(t, os.WriteFile(bad, []byte("Fall^1 B^2"), 0o644))
+	code, out, stderr = run(t, "remat", "--mem", "90MiB", "--sequence", bad)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "memsched: --sequence "+bad+": step 2 (B^2): δ^2 is not stored (the current gradient is δ^7)\n", stderr)
+}
+
+// TestHugeValuesPrintReadably (issue 18): a chain with u_f = 1e300 printed 300-digit cells;
+// durations from 10⁶ s on print with four significant digits, every line stays short.
+func TestHugeValuesPrintReadably(t *testing.T) {
+	c := instances.Toy()
+	c.Stages[0].UF = 1e300
+	path := filepath.Join(t.TempDir(), "huge.json")
+	require.NoError(t, instances.SaveChain(path, c))
+	for _, args := range [][]string{
+		{"remat", "--chain", path, "--mem", "90MiB"},
+		{"info", "--chain", path},
+		{"offload-act", "--chain", path, "--mem", "90MiB", "--bandwidth", "12GB/s", "--algo", "greedy"},
+	} {
+		code, out, stderr := run(t, args...)
+		require.Equal(t, 0, code, "%v: %s", args, stderr)
+		assert.Contains(t, out, "e+300 s", args)
+		for _, line := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(line, "sequence") && !strings.HasPrefix(line, "bound ") {
+				assert.Less(t, len(line), 120, "%v: %q", args, line)
+			}
+		}
+	}
 }
 
 // TestRematExactFallback: when a frontier outgrows --max-breakpoints, remat says so on stderr and

@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -14,8 +14,6 @@ import (
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/checkmate"
 	"github.com/memsched/memsched/model"
-	"github.com/memsched/memsched/model/lpfile"
-	"github.com/memsched/memsched/model/mpsfile"
 	"github.com/memsched/memsched/schedule"
 )
 
@@ -100,6 +98,11 @@ func newRematGraphCmd(io *IO) *cobra.Command {
 docs/graph-format.md) or on the graph of a chain (--chain). The incumbent is replayed by the graph
 simulator before it is printed; the status is the solver's (optimal only when proven), with its
 bound and the gap.`,
+		Example: `  memsched remat-graph --graph instances/testdata/graphs/diamond.json --mem 9MiB
+  memsched remat-graph --graph instances/testdata/graphs/diamond.json --mem 9MiB --algo ilp-lp --json
+  memsched gen zoo resnet --depth 18 --batch 8 -o r18.json
+  memsched remat-graph --chain r18.json --mem 300MiB --time-limit 30   # Checkmate's graph model of the chain, next to C_MP
+  memsched export --problem remat-ilp --graph g.json --mem 1GiB --format lp -o g.lp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRematGraph(o, io) },
 	}
@@ -117,8 +120,8 @@ func runRematGraph(o *RematGraphOptions, io *IO) error {
 	if o.Algo != "ilp" && o.Algo != "ilp-lp" {
 		return usageErrorf("remat-graph: unknown --algo %q (want ilp or ilp-lp)", o.Algo)
 	}
-	if o.TimeLimit <= 0 {
-		return usageErrorf("remat-graph: --time-limit must be positive, got %g", o.TimeLimit)
+	if err := checkTimeLimit(o.TimeLimit); err != nil {
+		return err
 	}
 	g, budget, err := o.graph()
 	if err != nil {
@@ -195,9 +198,20 @@ func newExportAllCmd(io *IO) *cobra.Command {
 	cmd.Long += "\nWith --problem remat-ilp it writes Checkmate's MILP (docs/checkmate.md): for --graph the graph model, for --chain the chain-exact model (004's operations; --graph-model: the graph model of the chain instead); the first comment line gives its units (memsched units: memory=<bytes> time=<seconds>)."
 	cmd.Flags().StringVar(&graphFile, "graph", "", "graph file (memsched.graph/v1), --problem remat-ilp only")
 	cmd.Flags().BoolVar(&graphModel, "graph-model", false, "--problem remat-ilp --chain: Checkmate's graph model of the chain instead of the chain-exact one")
-	cmd.Flags().Lookup("problem").Usage = "weight-offload-lb|remat-ilp"
+	cmd.Use = strings.Replace(cmd.Use, "weight-offload-lb|remat-ilp", "weight-offload-lb|remat-ilp|act-offload|remat-offload", 1)
+	cmd.Long += "\nWith --problem act-offload (needs --bandwidth) it writes the exact MILP of 001's Problem 1 (docs/act-offload.md), bounded by the best heuristic's verified makespan; with --problem remat-offload (needs --bandwidth) the relaxation MILP of rematerialization and offloading combined, a lower bound on every strict schedule (docs/bounds.md)."
+	cmd.Flags().Lookup("problem").Usage = "weight-offload-lb|remat-ilp|act-offload|remat-offload"
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		problem, _ := c.Flags().GetString("problem")
+		if problem == "act-offload" || problem == "remat-offload" {
+			if graphFile != "" || graphModel {
+				return usageErrorf("export: --graph and --graph-model go with --problem remat-ilp")
+			}
+			return runExportOffload(c, io, problem)
+		}
+		if !contains(exportProblems, problem) {
+			return usageErrorf("export: unknown --problem %q (want %s)", problem, strings.Join(exportProblems, " or "))
+		}
 		if problem != "remat-ilp" {
 			if graphFile != "" {
 				return usageErrorf("export: --graph needs --problem remat-ilp")
@@ -211,11 +225,8 @@ func newExportAllCmd(io *IO) *cobra.Command {
 		mem, _ := c.Flags().GetString("mem")
 		format, _ := c.Flags().GetString("format")
 		out, _ := c.Flags().GetString("output")
-		if format != "lp" && format != "mps" {
-			return usageErrorf("export: --format must be lp or mps, got %q", format)
-		}
-		if out == "" {
-			return usageErrorf("export: -o FILE is required")
+		if err := checkExportFlags(format, out); err != nil {
+			return err
 		}
 		if graphModel && chain == "" {
 			return usageErrorf("export: --graph-model needs --chain")
@@ -254,23 +265,7 @@ func newExportAllCmd(io *IO) *cobra.Command {
 			}
 			m, units = f.Model, f.Units
 		}
-		file, err := os.Create(out)
-		if err != nil {
-			return &UsageError{err}
-		}
-		if format == "lp" {
-			err = lpfile.Write(file, m)
-		} else {
-			err = mpsfile.Write(file, m)
-		}
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(io.ErrOut, "memsched: wrote %s (%d variables, %d rows, %d nonzeros; %s)\n", out, m.NumVars(), m.NumRows(), m.NumNonzeros(), units.Comment())
-		return nil
+		return writeModelFile(io, problem, format, out, m, units)
 	}
 	return cmd
 }
@@ -374,7 +369,7 @@ func newRematAllCmd(io *IO) *cobra.Command {
 	inner := cmd.RunE
 	var limit float64
 	var solver string
-	cmd.Flags().Float64Var(&limit, "time-limit", 60, "solver time limit in seconds (--algo ilp, ilp-lp)")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "--algo ilp, ilp-lp: wall-time budget in seconds of the whole command, model building included")
 	cmd.Flags().StringVar(&solver, "solver", "", "MILP backend for --algo ilp, ilp-lp: highs|lpsolve|ref (default: the best compiled in)")
 	cmd.Flags().Lookup("algo").Usage += "|ilp|ilp-lp"
 	cmd.Long += "\n  ilp         the chain-exact MILP (Checkmate's staged model on 004's operations; its optimum is\n              the exhaustive oracle's), C_MP's sequence next to it, docs/checkmate.md\n  ilp-lp      its certified LP bound, with C_MP's sequence as the schedule\nCheckmate's plain graph model of the chain (free-delete variant): memsched remat-graph --chain FILE."
@@ -383,9 +378,15 @@ func newRematAllCmd(io *IO) *cobra.Command {
 		if algo != "ilp" && algo != "ilp-lp" {
 			return inner(c, args)
 		}
+		for _, f := range []string{"sequence", "frontier", "slots", "exact", "max-breakpoints", "free-delete"} {
+			if c.Flags().Changed(f) {
+				return usageErrorf("remat: --%s does not go with --algo %s (the dynamic programs' flag)", f, algo)
+			}
+		}
 		chain, _ := c.Flags().GetString("chain")
 		mem, _ := c.Flags().GetString("mem")
-		return runRematILP(&RematILPOptions{ChainFile: chain, Mem: mem, Algo: algo, Solver: solver, TimeLimit: limit}, io)
+		maxMem, _ := c.Flags().GetString("max-memory")
+		return runRematILP(&RematILPOptions{ChainFile: chain, Mem: mem, Algo: algo, Solver: solver, TimeLimit: limit, MaxMemory: maxMem}, io)
 	}
 	return cmd
 }

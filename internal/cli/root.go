@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Version is the memsched version, set at build time with -ldflags "-X ...cli.Version=...".
@@ -86,14 +87,16 @@ which strategy, how fast, and how far from the best possible.`,
   memsched verify --problem remat --chain r101.json --mem 2GiB --schedule s.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			level := slog.LevelWarn
 			if verbose {
 				level = slog.LevelDebug
 			}
 			io.Log = slog.New(slog.NewTextHandler(io.ErrOut, &slog.HandlerOptions{Level: level}))
+			return checkEmptyFlags(cmd)
 		},
 	}
+	root.SetHelpCommand(newHelpCmd(root))
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)
@@ -115,8 +118,40 @@ which strategy, how fast, and how far from the best possible.`,
 		newBoundCmd(io),
 		newExportAllCmd(io),
 		newRematGraphCmd(io),
+		newRematOffloadCmd(io),
 	)
 	return root
+}
+
+// checkEmptyFlags refuses a string flag given with an empty value (--chain ""): left out, a
+// flag takes its default; given empty, it would silently mean the same (the built-in chain for
+// an empty --chain), which is never what was meant.
+func checkEmptyFlags(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err == nil && f.Value.Type() == "string" && f.Value.String() == "" {
+			err = usageErrorf("--%s: empty value (leave the flag out for its default)", f.Name)
+		}
+	})
+	return err
+}
+
+// newHelpCmd is cobra's help command, except that help on a command that does not exist is
+// bad input (exit 2), not a usage text with exit status 0.
+func newHelpCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "help prints the help of any command, e.g. memsched help certify.",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return usageErrorf("help: unknown command %q (memsched help lists the commands)", strings.Join(args, " "))
+			}
+			cmd.InitDefaultHelpFlag()
+			return cmd.Help()
+		},
+	}
 }
 
 // Main runs the CLI with args and returns the exit status. Errors are printed as one line on

@@ -56,7 +56,12 @@ malformed one is refused with exit 2 and the file, line and construct on stderr.
 		Example: `  memsched solve lb.mps --time-limit 60 --gap 1e-4
   memsched solve afiro.mps.gz --solver lpsolve
   memsched solve model.lp --solver ref --json`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("solve: give one model file (.mps or .lp), got %d arguments", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			return runSolve(opts, io)
@@ -80,13 +85,13 @@ func bindSolveFlags(f *pflag.FlagSet, opts *SolveOptions) {
 func readModel(path string) (*model.Model, error) { return modelfile.Read(path) }
 
 func runSolve(opts *SolveOptions, io *IO) error {
-	if opts.TimeLimit < 0 || math.IsNaN(opts.TimeLimit) {
-		return usageErrorf("solve: --time-limit must be ≥ 0, got %g", opts.TimeLimit)
+	if err := checkTimeLimitOrNone(opts.TimeLimit); err != nil {
+		return err
 	}
 	if opts.Threads < 0 {
 		return usageErrorf("solve: --threads must be ≥ 0, got %d", opts.Threads)
 	}
-	if opts.Gap < 0 || opts.Gap >= 1 {
+	if !(opts.Gap >= 0 && opts.Gap < 1) {
 		return usageErrorf("solve: --gap must be in [0, 1), got %g", opts.Gap)
 	}
 	m, err := readModel(opts.File)

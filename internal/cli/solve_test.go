@@ -63,7 +63,7 @@ func TestSolveBadInput(t *testing.T) {
 		{[]string{"solve", filepath.Join(dir, "x.txt")}, "unknown extension"},
 		{[]string{"solve", writeProblem(t, "lp-basic"), "--solver", "cplex"}, `solver "cplex" not available`},
 		{[]string{"solve", writeProblem(t, "lp-basic"), "--gap", "2"}, "--gap must be in [0, 1)"},
-		{[]string{"solve"}, "accepts 1 arg"},
+		{[]string{"solve"}, "give one model file"},
 	}
 	for _, c := range cases {
 		code, _, stderr := run(t, c.args...)
@@ -118,7 +118,7 @@ func TestSolveHumanTable(t *testing.T) {
 	err := runSolve(&SolveOptions{File: "x.mps", TimeLimit: -1}, io)
 	var ue *UsageError
 	require.ErrorAs(t, err, &ue)
-	assert.Contains(t, err.Error(), "--time-limit must be ≥ 0")
+	assert.Contains(t, err.Error(), "--time-limit must be 0 (none) or a positive number")
 }
 
 // TestSolveBadLPLine: a malformed .lp file is a usage error (exit 2) naming its line.

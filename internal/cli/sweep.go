@@ -31,6 +31,8 @@ type SweepOptions struct {
 	Levers                         []string
 	OutDir                         string
 	NoPlots                        bool
+	// MaxMemory caps the tables alive at once (--max-memory; the three DP tables share it).
+	MaxMemory string
 }
 
 // maxSteps bounds --steps.
@@ -63,10 +65,11 @@ exit status 130 and the completed rows written.`,
 	f.StringVar(&opts.To, "to", "", "largest budget")
 	f.IntVar(&opts.Steps, "steps", 10, "number of budgets")
 	f.IntVar(&opts.Slots, "slots", dp.DefaultSlots, "memory slots of the dynamic programs (of the --to budget)")
+	addMaxMemoryFlag(f, &opts.MaxMemory)
 	f.IntVar(&opts.MaxBreakpoints, "max-breakpoints", 0, "cap on one sub-chain's frontier in the exact C_FL table (0: 65536); above it, slots")
 	f.BoolVar(&opts.WeightsResident, "weights-resident", false, "budgets are the whole GPU with the weights resident: remat and act-offload get them minus the chain's weights")
-	f.StringSliceVar(&opts.Levers, "lever", nil, "levers to sweep: remat, act-offload, weight-offload (default: all that apply)")
-	f.StringVar(&opts.Bandwidth, "bandwidth", "", "GPU–CPU link rate for the offloading levers (e.g. 12GB/s)")
+	f.StringSliceVar(&opts.Levers, "lever", nil, "levers to sweep: "+strings.Join(report.LeverNames, ", ")+" (default: all that apply)")
+	f.StringVar(&opts.Bandwidth, "bandwidth", "", bandwidthUsage+"; without it the offloading levers are skipped")
 	f.StringVarP(&opts.OutDir, "output", "o", "out", "directory for sweep.csv, sweep.json and the plots")
 	f.IntVar(&opts.Workers, "workers", 0, "parallel workers (default: all cores)")
 	f.BoolVar(&opts.NoPlots, "no-plots", false, "write CSV and JSON only")
@@ -109,6 +112,9 @@ func parseSweep(opts *SweepOptions) (report.SweepOptions, error) {
 		return so, usageErrorf("sweep: --max-breakpoints must be ≥ 0, got %d", opts.MaxBreakpoints)
 	}
 	in.MaxBreakpoints, in.WeightsResident = opts.MaxBreakpoints, opts.WeightsResident
+	if in.MaxMemory, err = maxMemoryFlag(opts.MaxMemory); err != nil {
+		return so, err
+	}
 	so.Input, so.Budgets, so.Levers, so.Workers = in, report.Budgets(lo, hi, opts.Steps), opts.Levers, opts.Workers
 	return so, nil
 }
@@ -151,12 +157,12 @@ func runSweep(ctx context.Context, opts *SweepOptions, io *IO) error {
 		ctx = context.Background()
 	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return &UsageError{fmt.Errorf("-o: %w", err)}
+		return usageErrorf("-o %s: %v", opts.OutDir, pathErr(err))
 	}
 	csvPath := filepath.Join(opts.OutDir, "sweep.csv")
-	cf, err := os.Create(csvPath)
+	cf, err := createOutput("-o", csvPath)
 	if err != nil {
-		return &UsageError{fmt.Errorf("-o: %w", err)}
+		return err
 	}
 	defer cf.Close()
 	cw := csv.NewWriter(cf)
@@ -276,7 +282,7 @@ func printSweep(res *report.SweepResult, io *IO) {
 		fmt.Fprintf(w, "%s\t%s\t%s", instances.FormatSize(p.Budget), lb, by)
 		for _, r := range p.Rows {
 			if r.Feasible && r.Ratio > 0 {
-				fmt.Fprintf(w, "\t%.3f", r.Ratio)
+				fmt.Fprintf(w, "\t%s", formatRatio(r.Ratio, 3))
 			} else {
 				fmt.Fprint(w, "\t-")
 			}

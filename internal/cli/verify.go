@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/combined"
 	"github.com/memsched/memsched/verify/periodic"
 	"github.com/memsched/memsched/verify/timed"
 )
@@ -52,7 +52,7 @@ var errRejected = errors.New("the schedule is invalid")
 func newVerifyCmd(io *IO) *cobra.Command {
 	o := &VerifyOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify --problem remat|act-offload|weight-offload --chain FILE --mem SIZE [--bandwidth RATE] --schedule FILE",
+		Use:   "verify --problem remat|act-offload|weight-offload|remat-offload --chain FILE --mem SIZE [--bandwidth RATE] --schedule FILE",
 		Short: "Check a schedule produced by anyone; explain its first violation",
 		Long: `verify replays a schedule with memsched's independent validators and prints its makespan (or
 period) and peak memory, or the first rule it breaks with its step (remat) or time (weight
@@ -62,21 +62,26 @@ JSON sequence or periodic schedule, or the plain text formats of docs/verify.md:
   weight-offload  period P / op F|B LAYER START / transfer offload|upload|prefetch LAYER START /
                   delete LAYER TIME / resident LAYER... / cpu-valid LAYER...
   act-offload     op F|B INDEX START / transfer offload|prefetch INDEX START (0-based, 001)
+  remat-offload   JSON only: {"ops": [{"op", "stage", "wait"}], "transfers": [{"kind", "tensor",
+                  "stage", "after"}]} (docs/verify.md), bare, under "schedule", or the one
+                  result of memsched remat-offload --algo NAME --json
 Exit status: 0 valid, 1 invalid (the violation is printed), 2 unreadable input.`,
 		Example: `  memsched remat --mem 90MiB --algo floating --json > s.json
   memsched verify --problem remat --mem 90MiB --schedule s.json
   echo "Fall^1 Fall^2 Fall^3 Fall^4 Fall^5 Fall^6 Fall^7 B^7 B^6 B^5 B^4 B^3 B^2 B^1" |
     memsched verify --problem remat --mem 90MiB --schedule -
-  memsched offload-weights --chain gpt2.json --mem 8GiB --json > w.json
-  memsched verify --problem weight-offload --chain gpt2.json --mem 8GiB --schedule w.json`,
+  memsched offload-weights --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --json > w.json
+  memsched verify --problem weight-offload --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --schedule w.json
+  memsched remat-offload --mem 80MiB --bandwidth 1GB/s --json > c.json
+  memsched verify --problem remat-offload --mem 80MiB --bandwidth 1GB/s --schedule c.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runVerify(o, io) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Problem, "problem", "", "remat | act-offload | weight-offload")
+	f.StringVar(&o.Problem, "problem", "", "remat | act-offload | weight-offload | remat-offload")
 	f.StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1); default for remat: the built-in toy chain")
 	f.StringVar(&o.Mem, "mem", "", "memory budget (remat: everything included; weight-offload: M_GPU)")
-	f.StringVar(&o.Bandwidth, "bandwidth", "12GB/s", "offloading: link rate β (each direction for weights)")
+	f.StringVar(&o.Bandwidth, "bandwidth", "", "act-offload, weight-offload, remat-offload: link rate β, each direction (required; e.g. 12GB/s)")
 	f.StringVar(&o.Schedule, "schedule", "", "schedule file, - for stdin")
 	f.StringVar(&o.Format, "format", "auto", "auto | json | text")
 	return cmd
@@ -84,11 +89,11 @@ Exit status: 0 valid, 1 invalid (the violation is printed), 2 unreadable input.`
 
 func runVerify(o *VerifyOptions, io *IO) error {
 	switch o.Problem {
-	case "remat", "act-offload", "weight-offload":
+	case "remat", "act-offload", "weight-offload", "remat-offload":
 	case "":
-		return usageErrorf("verify: --problem is required (remat, act-offload or weight-offload)")
+		return usageErrorf("verify: --problem is required (remat, act-offload, weight-offload or remat-offload)")
 	default:
-		return usageErrorf("verify: unknown --problem %q (want remat, act-offload or weight-offload)", o.Problem)
+		return usageErrorf("verify: unknown --problem %q (want remat, act-offload, weight-offload or remat-offload)", o.Problem)
 	}
 	if o.Mem == "" {
 		return usageErrorf("verify: --mem is required")
@@ -103,29 +108,22 @@ func runVerify(o *VerifyOptions, io *IO) error {
 	if o.Schedule == "" {
 		return usageErrorf("verify: --schedule FILE is required (- for stdin)")
 	}
-	var data []byte
-	if o.Schedule == "-" {
-		var buf bytes.Buffer
-		if _, err := buf.ReadFrom(io.In); err != nil {
-			return &UsageError{fmt.Errorf("--schedule: %w", err)}
-		}
-		data = buf.Bytes()
-	} else if data, err = os.ReadFile(o.Schedule); err != nil {
-		return &UsageError{fmt.Errorf("--schedule: %w", err)}
+	data, err := readInputFile("--schedule", o.Schedule, io.In)
+	if err != nil {
+		return err
 	}
-	format := o.Format
-	if format == "auto" {
-		format = "text"
-		if t := bytes.TrimSpace(data); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
-			format = "json"
-		}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return usageErrorf("--schedule %s: empty (no schedule)", o.Schedule)
 	}
+	format := scheduleFormat(o.Format, data)
 	rep := VerifyReport{Problem: o.Problem, Schedule: o.Schedule, Format: format, Budget: budget}
 	switch o.Problem {
 	case "remat":
 		err = verifyRemat(o, data, &rep)
 	case "act-offload":
 		err = verifyActs(o, data, &rep)
+	case "remat-offload":
+		err = verifyCombined(o, data, &rep)
 	default:
 		err = verifyWeights(o, data, &rep)
 	}
@@ -171,13 +169,15 @@ func validator(problem string) string {
 		return "verify.Remat (004 §3, SPEC §1)"
 	case "act-offload":
 		return "verify/timed (001 (A)–(E), SPEC §2)"
+	case "remat-offload":
+		return "verify/combined (strict timing, SPEC §6)"
 	}
 	return "verify/periodic (002 §3, SPEC §3)"
 }
 
 // verifyActs reads a timed activation-offloading schedule and checks it.
 func verifyActs(o *VerifyOptions, data []byte, rep *VerifyReport) error {
-	beta, err := rateFlag("--bandwidth", o.Bandwidth)
+	beta, err := bandwidthFlag(o.Bandwidth)
 	if err != nil {
 		return err
 	}
@@ -232,25 +232,9 @@ func verifyRemat(o *VerifyOptions, data []byte, rep *VerifyReport) error {
 	if err != nil {
 		return err
 	}
-	var seq schedule.Sequence
-	if rep.Format == "json" {
-		var obj struct {
-			Sequence *schedule.Sequence `json:"sequence"`
-		}
-		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
-			err = json.Unmarshal(t, &seq)
-		} else if err = json.Unmarshal(data, &obj); err == nil {
-			if obj.Sequence == nil {
-				err = errors.New(`no "sequence" key (want memsched remat --json output or an array of operations)`)
-			} else {
-				seq = *obj.Sequence
-			}
-		}
-	} else {
-		seq, err = schedule.ParseSequenceText(bytes.NewReader(data))
-	}
+	seq, err := parseSequence("--schedule", o.Schedule, data, rep.Format)
 	if err != nil {
-		return usageErrorf("--schedule %s: %v", o.Schedule, err)
+		return err
 	}
 	sim, err := verify.Remat(c, seq, verify.RematOptions{})
 	var bad *verify.InvalidOpError
@@ -284,7 +268,7 @@ func verifyWeights(o *VerifyOptions, data []byte, rep *VerifyReport) error {
 	if o.ChainFile == "" {
 		return usageErrorf("verify: --chain is required for weight-offload")
 	}
-	beta, err := rateFlag("--bandwidth", o.Bandwidth)
+	beta, err := bandwidthFlag(o.Bandwidth)
 	if err != nil {
 		return err
 	}
@@ -331,5 +315,67 @@ func verifyWeights(o *VerifyOptions, data []byte, rep *VerifyReport) error {
 		return usageErrorf("--schedule %s: %v", o.Schedule, err)
 	}
 	rep.Valid, rep.Verified, rep.Makespan, rep.Peak = true, true, r.Period, r.Peak
+	return nil
+}
+
+// verifyCombined reads a combined schedule (JSON) and validates it under strict timing.
+func verifyCombined(o *VerifyOptions, data []byte, rep *VerifyReport) error {
+	if rep.Format != "json" {
+		return usageErrorf("--schedule %s: remat-offload schedules are JSON (docs/verify.md)", o.Schedule)
+	}
+	beta, err := bandwidthFlag(o.Bandwidth)
+	if err != nil {
+		return err
+	}
+	c, _, err := loadChain(o.ChainFile)
+	if err != nil {
+		return err
+	}
+	var obj struct {
+		Schedule  *schedule.Combined `json:"schedule"`
+		Ops       json.RawMessage    `json:"ops"`
+		Transfers json.RawMessage    `json:"transfers"`
+		Results   []struct {
+			Algo     string             `json:"algo"`
+			Schedule *schedule.Combined `json:"schedule"`
+		} `json:"results"`
+	}
+	var s *schedule.Combined
+	if err = json.Unmarshal(data, &obj); err == nil {
+		switch {
+		case obj.Schedule != nil:
+			s = obj.Schedule
+		case obj.Ops != nil:
+			s = &schedule.Combined{}
+			err = json.Unmarshal(data, s)
+		case len(obj.Results) == 1 && obj.Results[0].Schedule != nil:
+			s = obj.Results[0].Schedule
+		case len(obj.Results) > 1:
+			err = fmt.Errorf("%d results: keep one (e.g. jq '.results[0].schedule', or --algo NAME)", len(obj.Results))
+		default:
+			err = errors.New(`neither a combined schedule ("ops", "transfers"), a "schedule" key nor one result with a schedule`)
+		}
+	}
+	if err != nil {
+		return usageErrorf("--schedule %s: %v", o.Schedule, err)
+	}
+	r, err := combined.Check(c, rep.Budget, beta, s)
+	var bad *combined.Violation
+	switch {
+	case errors.As(err, &bad):
+		t := bad.Time
+		v := &Violation{Time: &t, Reason: fmt.Sprintf("%s (rule %s)", bad.Msg, bad.Rule)}
+		if bad.Op >= 0 {
+			step := bad.Op
+			v.Step, v.Op = &step, s.Ops[bad.Op].Op.String()
+		} else if bad.Transfer >= 0 {
+			v.Op = fmt.Sprintf("transfer %d (%s of %v)", bad.Transfer+1, s.Transfers[bad.Transfer].Kind, s.Transfers[bad.Transfer].Tensor)
+		}
+		rep.Error = v
+		return nil
+	case err != nil:
+		return usageErrorf("--schedule %s: %v", o.Schedule, err)
+	}
+	rep.Valid, rep.Verified, rep.Makespan, rep.Peak = true, true, r.Makespan, r.Peak
 	return nil
 }

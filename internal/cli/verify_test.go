@@ -142,7 +142,7 @@ func TestVerifyAcceptsOwnOutput(t *testing.T) {
 	accepted := 0
 	for _, mem := range []string{"300MiB", "600MiB"} {
 		for _, algo := range offloadAlgos {
-			code, out, stderr := run(t, "offload-weights", "--chain", chain, "--mem", mem, "--algo", algo, "--json")
+			code, out, stderr := run(t, "offload-weights", "--chain", chain, "--mem", mem, "--bandwidth", "12GB/s", "--algo", algo, "--json")
 			require.Equal(t, 0, code, stderr)
 			var or OffloadReport
 			require.NoError(t, json.Unmarshal([]byte(out), &or))
@@ -151,13 +151,13 @@ func TestVerifyAcceptsOwnOutput(t *testing.T) {
 			}
 			path := filepath.Join(dir, algo+".json")
 			require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
-			code, vout, stderr := run(t, "verify", "--problem", "weight-offload", "--chain", chain, "--mem", mem, "--schedule", path)
+			code, vout, stderr := run(t, "verify", "--problem", "weight-offload", "--chain", chain, "--mem", mem, "--bandwidth", "12GB/s", "--schedule", path)
 			require.Equal(t, 0, code, "%s at %s: %s%s", algo, mem, vout, stderr)
 			var b strings.Builder
 			require.NoError(t, schedule.WritePeriodicText(&b, or.Schedule))
 			txt := filepath.Join(dir, algo+".txt")
 			require.NoError(t, os.WriteFile(txt, []byte(b.String()), 0o644))
-			code, vout, stderr = run(t, "verify", "--problem", "weight-offload", "--chain", chain, "--mem", mem, "--schedule", txt)
+			code, vout, stderr = run(t, "verify", "--problem", "weight-offload", "--chain", chain, "--mem", mem, "--bandwidth", "12GB/s", "--schedule", txt)
 			require.Equal(t, 0, code, "%s text at %s: %s%s", algo, mem, vout, stderr)
 			accepted++
 		}
@@ -182,7 +182,7 @@ func TestVerifyBadInput(t *testing.T) {
 		assert.Contains(t, stderr, tc.want, tc.name)
 		assert.Equal(t, 1, strings.Count(stderr, "\n"), tc.name)
 	}
-	code, _, stderr := verifyFile(t, "period 6\nop F 1 0\n", "--problem", "weight-offload", "--chain", "testdata/w3.json", "--mem", "100")
+	code, _, stderr := verifyFile(t, "period 6\nop F 1 0\n", "--problem", "weight-offload", "--chain", "testdata/w3.json", "--mem", "100", "--bandwidth", "12GB/s")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "is missing")
 }

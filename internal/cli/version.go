@@ -5,6 +5,8 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
+
+	"github.com/memsched/memsched/dp"
 )
 
 func newVersionCmd(io *IO) *cobra.Command {
@@ -14,9 +16,9 @@ func newVersionCmd(io *IO) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if io.JSON {
-				return io.PrintJSON(map[string]string{"version": Version, "go": runtime.Version()})
+				return io.PrintJSON(map[string]string{"version": Version, "go": runtime.Version(), "minplus_kernel": dp.MinPlusKernel()})
 			}
-			_, err := fmt.Fprintf(io.Out, "memsched %s (%s)\n", Version, runtime.Version())
+			_, err := fmt.Fprintf(io.Out, "memsched %s (%s; C_MP min-plus kernel: %s)\n", Version, runtime.Version(), dp.MinPlusKernel())
 			return err
 		},
 	}

@@ -88,16 +88,18 @@ var Strategies = []Strategy{
 }
 
 // tableOf builds the slotted or the exact table of one DP, the exact one falling back to
-// slots with a note when its frontiers outgrow their cap.
+// slots with a note when its frontiers outgrow their cap or its fixed part is above the memory
+// limit (o.DP.MaxMemory, which caps either table; o.DP.Stop stops either).
 func tableOf[S, E Table](slotted func(*instances.Chain, int64, dp.Options) (S, error), exact func(*instances.Chain, int64, dp.ExactOptions) (E, error)) func(*instances.Chain, int64, Options) (Table, bool, string, error) {
 	return func(c *instances.Chain, budget int64, o Options) (Table, bool, string, error) {
 		if o.Exact {
-			t, err := exact(c, budget, dp.ExactOptions{MaxBreakpoints: o.MaxBreakpoints})
+			t, err := exact(c, budget, dp.ExactOptions{MaxBreakpoints: o.MaxBreakpoints, MaxMemory: o.DP.MaxMemory, Stop: o.DP.Stop})
 			var be *dp.BreakpointError
+			var tl *dp.TooLargeError
 			switch {
 			case err == nil:
 				return t, true, "", nil
-			case !errors.As(err, &be):
+			case !errors.As(err, &be) && !errors.As(err, &tl):
 				return nil, false, "", err
 			}
 			slots := o.DP.Slots

@@ -33,7 +33,7 @@ func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*mil
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return &milp.Result{Status: milp.Interrupted, Bound: math.NaN(), Gap: math.Inf(1), Solver: "highs"}, nil
+		return &milp.Result{Status: milp.StoppedStatus(ctx), Bound: math.NaN(), Gap: math.Inf(1), Solver: "highs"}, nil
 	}
 	h, err := newHandle()
 	if err != nil {
@@ -54,6 +54,18 @@ func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*mil
 	if err := h.setSolution(p.Start); err != nil {
 		return nil, err
 	}
+	// Passing a big model takes a while: the time limit is set again from ctx's deadline.
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl) - presolveReserve(m.NumNonzeros())
+		if left <= 0 {
+			return &milp.Result{Status: milp.TimeLimit, Bound: math.NaN(), Gap: math.Inf(1), Solver: "highs"}, nil
+		}
+		if p.TimeLimit <= 0 || left < p.TimeLimit {
+			if err := h.setOption("time_limit", left.Seconds()); err != nil {
+				return nil, err
+			}
+		}
+	}
 	start := time.Now()
 	failed, err := h.run(ctx, p.Progress)
 	if err != nil {
@@ -72,12 +84,21 @@ func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*mil
 		res.Status = milp.SolverError
 	}
 	if ctx.Err() != nil && res.Status != milp.Optimal {
-		res.Status = milp.Interrupted
+		res.Status = milp.StoppedStatus(ctx)
 	}
 	if err := collect(h, m, res); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// presolveReserve is the time kept back from a deadline for HiGHS's presolve, which checks the
+// clock only between its passes and so overruns the time limit by up to one pass: about 1 s on
+// the 2.6 million nonzeros of the weight-offloading MILP of a 300-block GPT-2 (measured on a
+// loaded 2-core machine: 3.8 s of presolve under a 3 s limit), so 0.4 µs per nonzero, and
+// 0.1 s for the rest of the run (reading the solution back).
+func presolveReserve(nonzeros int) time.Duration {
+	return 100*time.Millisecond + time.Duration(nonzeros)*400*time.Nanosecond
 }
 
 // pass builds m in h's instance with lanl/highs's RawModel methods: columns with their bounds,

@@ -36,7 +36,7 @@ func (*Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*milp.
 	}
 	res := &milp.Result{Solver: "lpsolve", Bound: math.NaN(), Gap: math.Inf(1)}
 	if ctx.Err() != nil {
-		res.Status = milp.Interrupted
+		res.Status = milp.StoppedStatus(ctx)
 		return res, nil
 	}
 	if p.Start != nil && p.Log != nil {
@@ -104,6 +104,18 @@ func (*Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*milp.
 		}
 	}
 	lp.SetAddRowMode(false)
+	// lp_solve's timeout is whole seconds: from a deadline (the time left once the model is
+	// built) it is rounded down, never past it; it cannot be below 1 s.
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		if left < time.Second {
+			res.Status = milp.TimeLimit
+			return res, nil
+		}
+		if p.TimeLimit <= 0 || left < p.TimeLimit {
+			lp.SetTimeout(int(left.Seconds()))
+		}
+	}
 	start := time.Now()
 	st := lp.Solve()
 	res.Wall = time.Since(start)

@@ -119,7 +119,7 @@ func (Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*milp.R
 	case errors.Is(err, errTimeLimit):
 		res.Status = milp.TimeLimit
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		res.Status = milp.Interrupted
+		res.Status = milp.StoppedStatus(ctx)
 	case err != nil:
 		return nil, err
 	}

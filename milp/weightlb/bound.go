@@ -6,6 +6,7 @@ import (
 	"math"
 
 	heur "github.com/memsched/memsched/heuristics/offload"
+	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/lever/weightoffload"
 	"github.com/memsched/memsched/milp"
@@ -39,6 +40,9 @@ type Certified struct {
 	// Selection is the offloading choice of the MILP's incumbent (nil without one).
 	Selection heur.Selection
 	Units     milp.Units
+	// Note says why the MILP did not run or has no bound ("" when it ran): a model above
+	// Options.MaxMemory, or a deadline passed while the model was built.
+	Note string
 }
 
 // Options configure LowerBound.
@@ -47,6 +51,9 @@ type Options struct {
 	// only).
 	Solvers []milp.Solver
 	Params  milp.Params
+	// MaxMemory caps the estimated memory of the MILP (milp.ModelBytes of Nonzeros(L)); above
+	// it the MILP is not built and Certified.Note says so. 0: no cap.
+	MaxMemory int64
 }
 
 // TrivialBounds returns Σu and the forced prefetch bound max_k E_k/β, and whether some
@@ -111,8 +118,19 @@ func LowerBound(ctx context.Context, p *offload.Problem, opt Options) (*Certifie
 	if len(opt.Solvers) == 0 {
 		return c, nil
 	}
-	m, vars, err := Build(p)
+	nnz := Nonzeros(p.L())
+	if need := milp.ModelBytes(nnz); opt.MaxMemory > 0 && need > opt.MaxMemory {
+		c.Note = fmt.Sprintf("MILP not built: its %d nonzeros would take about %s, above the memory limit of %s (--max-memory); closed-form bounds only",
+			nnz, instances.FormatSize(need), instances.FormatSize(opt.MaxMemory))
+		return c, nil
+	}
+	m, vars, err := BuildContext(ctx, p)
 	if err != nil {
+		if ctx.Err() != nil {
+			c.MILP = &milp.Guarded{Result: &milp.Result{Status: milp.StoppedStatus(ctx), Bound: math.NaN(), Gap: math.Inf(1), Solver: opt.Solvers[0].Name()}}
+			c.Note = "MILP not solved: the time ran out while its model was built"
+			return c, nil
+		}
 		return nil, err
 	}
 	g, err := milp.SolveGuarded(ctx, opt.Solvers, m, opt.Params, c.Evidence)

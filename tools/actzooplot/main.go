@@ -1,8 +1,11 @@
 // Command actzooplot draws the replica of 001 Fig. 5 from the table that dp's TestActZooReport
 // writes (MEMSCHED_ACTZOO_OUT): for each network, the ratio of GREEDY, DYNPROG and VDNN to a
-// lower bound against the memory (0 % = smallest feasible, 100 % = M_peak), as one SVG.
+// lower bound against the memory (0 % = smallest feasible, 100 % = M_peak), as one SVG. Given
+// the table of report's TestActZooTable (columns ratio_before, ratio_after), it draws instead
+// the best verified schedule over the best certified bound before and after the exact MILP.
 //
 //	go run ./tools/actzooplot [-bound prop3|best] docs/act-offload-zoo.tsv out.svg
+//	go run ./tools/actzooplot docs/act-milp-zoo.tsv out.svg
 package main
 
 import (
@@ -56,6 +59,29 @@ func read(path, bound string) ([]string, map[string]series, error) {
 			return nil, nil, fmt.Errorf("%s:%d: %d columns, want %d", path, line, len(cols), len(head))
 		}
 		net := cols[0]
+		if k := index(head, "ratio_before"); k >= 0 {
+			// issue 21's table: before and after the exact MILP, by memory %.
+			if data[net] == nil {
+				data[net] = series{}
+				nets = append(nets, net)
+			}
+			mem, err := strconv.ParseFloat(cols[2], 64)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s:%d: pct %q", path, line, cols[2])
+			}
+			for _, name := range []string{"before", "after"} {
+				v := cols[index(head, "ratio_"+name)]
+				if v == "-" {
+					continue
+				}
+				r, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s:%d: ratio_%s %q", path, line, name, v)
+				}
+				data[net][name] = append(data[net][name], plotter.XY{X: mem, Y: r})
+			}
+			continue
+		}
 		if data[net] == nil {
 			data[net] = series{}
 			nets = append(nets, net)
@@ -88,6 +114,12 @@ func run(in, out, bound string) error {
 		"greedy":  color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
 		"dynprog": color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
 		"vdnn":    color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+		"before":  color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
+		"after":   color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	}
+	algs, ylabel := []string{"greedy", "dynprog", "vdnn"}, "makespan / "+bound
+	if len(nets) > 0 && data[nets[0]]["after"] != nil {
+		algs, ylabel = []string{"before", "after"}, "best / best bound (before, after the MILP)"
 	}
 	const cols = 5
 	rows := (len(nets) + cols - 1) / cols
@@ -99,9 +131,9 @@ func run(in, out, bound string) error {
 		p := plot.New()
 		p.Title.Text = net
 		p.X.Label.Text = "memory (% from min to M_peak)"
-		p.Y.Label.Text = "makespan / " + bound
+		p.Y.Label.Text = ylabel
 		p.Y.Min = 1
-		for _, alg := range []string{"greedy", "dynprog", "vdnn"} {
+		for _, alg := range algs {
 			xy := data[net][alg]
 			if len(xy) == 0 {
 				continue
@@ -140,4 +172,14 @@ func run(in, out, bound string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// index returns the position of name in head, -1 when absent.
+func index(head []string, name string) int {
+	for k, h := range head {
+		if h == name {
+			return k
+		}
+	}
+	return -1
 }

@@ -25,7 +25,13 @@ type Result struct {
 // outputs present at the end of the previous stage; every node is computed at least once. An
 // output is freed right after its last use in the stage (its own computation or a later reader)
 // unless the next stage keeps it; a kept output that the stage never uses stays to its end.
+//
+// g must validate: its sizes then total at most instances.MaxBytes, so the memory sums cannot
+// overflow.
 func Replay(g *instances.Graph, s *schedule.GraphSchedule, budget int64) (Result, error) {
+	if err := g.Validate(); err != nil {
+		return Result{}, fmt.Errorf("graphsim: %w", err)
+	}
 	n := g.Len()
 	var res Result
 	users := g.Users()

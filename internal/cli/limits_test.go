@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/memsched/memsched/milp"
+)
+
+// TestBoundLimits: --time-limit counts from the command's start, model building included: a
+// budget spent before the MILP's model is built leaves the closed-form bounds and says so;
+// --max-memory below the MILP's estimated memory skips it with a note; both are results,
+// not errors.
+func TestBoundLimits(t *testing.T) {
+	if _, err := milp.Lookup("highs"); err != nil {
+		t.Skip("needs HiGHS")
+	}
+	chain := smallGPT(t)
+	args := []string{"bound", "--chain", chain, "--mem", "110MiB", "--bandwidth", "1GB/s", "--json"}
+	code, out, stderr := run(t, append(args, "--time-limit", "0.000001")...)
+	require.Equal(t, 0, code, stderr)
+	var b BoundReport
+	require.NoError(t, json.Unmarshal([]byte(out), &b))
+	assert.Equal(t, "time-limit", b.Status)
+	assert.Contains(t, b.Note, "the time ran out")
+	require.NotNil(t, b.LowerBound)
+	assert.Equal(t, b.SumU, *b.LowerBound, "Σu stands")
+
+	code, out, stderr = run(t, append(args, "--max-memory", "100KiB")...)
+	require.Equal(t, 0, code, stderr)
+	b = BoundReport{}
+	require.NoError(t, json.Unmarshal([]byte(out), &b))
+	assert.Equal(t, "not-solved", b.Status)
+	assert.Contains(t, b.Note, "MILP not built: its 735 nonzeros would take about 0.36 MiB")
+
+	code, _, stderr = run(t, append(args, "--max-memory", "0")...)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--max-memory must be positive")
+}
+
+// TestRematTooLarge: a table above --max-memory is refused at once with its size and the
+// slots that fit (exit 1: the input is valid, the command cannot complete within the limit),
+// and the advice works; with --slots exact the table falls back to slots, announced.
+func TestRematTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "g.json")
+	code, _, stderr := run(t, "gen", "zoo", "gpt2", "--hidden", "64", "--heads", "4", "--layers", "298", "--seq", "16", "--batch", "1", "-o", path)
+	require.Equal(t, 0, code, stderr)
+	args := []string{"remat", "--chain", path, "--mem", "1GiB", "--max-memory", "32MiB"}
+	code, out, stderr := run(t, args...)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "the C_MP (persistent) with 500 slots on 300 stages table would take 221.32 MiB")
+	assert.Contains(t, stderr, "above the memory limit of 32.00 MiB (--max-memory); use --slots 69 or fewer")
+	assert.Equal(t, 1, strings.Count(stderr, "\n"))
+	code, out, stderr = run(t, append(args, "--slots", "69")...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "verified")
+}
+
+// TestCertifyTimeLines: certify prints, per lever, the time it took and its share of
+// --time-limit (JSON: seconds, time_budget_seconds), and the MILP bounds' own limits.
+func TestCertifyTimeLines(t *testing.T) {
+	code, out, stderr := run(t, "certify", "--bandwidth", "12GB/s", "--time-limit", "30")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `(?m)^time: \d+\.\d s of a 10\.0 s share`, out, "three levers run (the toy has no weights): 10 s each")
+	code, out, stderr = run(t, "certify", "--bandwidth", "12GB/s", "--time-limit", "30", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Levers map[string]struct {
+			Seconds    float64 `json:"seconds"`
+			TimeBudget float64 `json:"time_budget_seconds"`
+		} `json:"levers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.InDelta(t, 10, rep.Levers["remat"].TimeBudget, 0.5)
+	assert.LessOrEqual(t, rep.Levers["remat"].Seconds, rep.Levers["remat"].TimeBudget)
+	assert.Positive(t, rep.Levers["act-offload"].TimeBudget)
+}

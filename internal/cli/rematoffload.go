@@ -1,0 +1,380 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/memsched/memsched/dp"
+	"github.com/memsched/memsched/instances"
+	leverro "github.com/memsched/memsched/lever/rematoffload"
+	"github.com/memsched/memsched/milp"
+	"github.com/memsched/memsched/milp/combinedlb"
+	"github.com/memsched/memsched/schedule"
+)
+
+// RematOffloadOptions are the flags of `memsched remat-offload`.
+type RematOffloadOptions struct {
+	ChainFile, Mem, Bandwidth, Algo, Slots, Inner string
+	LinkSlots, MaxStates                          int
+	NoPolish                                      bool
+	// Solver and TimeLimit run the relaxation MILP (milp/combinedlb) where a MILP backend is
+	// compiled in; NoMILP skips it.
+	Solver    string
+	TimeLimit float64
+	NoMILP    bool
+}
+
+// ComboBound is one lower bound of `memsched remat-offload`: its value in seconds (null when
+// not computed), what certifies it, and what it bounds — "global" (every schedule of every
+// lever) or "class" (only the schedules of the combined class, SPEC §6).
+type ComboBound struct {
+	Value       *float64 `json:"value"`
+	CertifiedBy string   `json:"certified_by"`
+	Scope       string   `json:"scope"`
+	Note        string   `json:"note,omitempty"`
+}
+
+// ComboBounds are the lower bounds of `memsched remat-offload`.
+type ComboBounds struct {
+	// SumU is Σ(u_f + u_b): global.
+	SumU ComboBound `json:"sum_u"`
+	// Class is the optimum of the class in the fluid model without the turn's idle (exact
+	// mode only): it bounds the strict schedules of the class, nothing else.
+	Class ComboBound `json:"class_fluid"`
+	// MILP is the combined lever's relaxation MILP, when a build has it (null otherwise).
+	MILP *ComboBound `json:"milp"`
+	// Best is the largest global bound, the ratios' reference.
+	Best float64 `json:"best_global"`
+}
+
+// ComboDP is the dynamic program's own account of its answer (pofo only).
+type ComboDP struct {
+	Value     float64 `json:"value"`
+	Exact     bool    `json:"exact"`
+	Inner     string  `json:"inner"`
+	SlotSize  int64   `json:"slot_size"`
+	ExactLink bool    `json:"exact_link"`
+	States    int     `json:"states"`
+}
+
+// ComboResult is one algorithm's answer.
+type ComboResult struct {
+	Algo     string `json:"algo"`
+	Feasible bool   `json:"feasible"`
+	// ModelMakespan is the algorithm's plan's makespan in the fluid model of SPEC §6;
+	// Makespan the strict re-timed schedule's (verify/combined.Check), after polishing kept
+	// Kept of the inputs the plan offloads (Plan is the plan that was re-timed).
+	ModelMakespan  *float64               `json:"model_makespan"`
+	Makespan       *float64               `json:"makespan"`
+	Ratio          *float64               `json:"ratio_to_best_bound"`
+	Peak           int64                  `json:"peak_memory"`
+	Idle           float64                `json:"idle"`
+	Offloaded      int                    `json:"offloaded"`
+	Kept           int                    `json:"kept_by_polish"`
+	OffloadedBytes int64                  `json:"offloaded_bytes"`
+	Verified       bool                   `json:"verified"`
+	Seconds        float64                `json:"seconds"`
+	DP             *ComboDP               `json:"dp,omitempty"`
+	Plan           *schedule.CombinedPlan `json:"plan,omitempty"`
+	Schedule       *schedule.Combined     `json:"schedule,omitempty"`
+	Note           string                 `json:"note,omitempty"`
+}
+
+// ComboReport is the output of `memsched remat-offload`.
+type ComboReport struct {
+	Chain       string        `json:"chain"`
+	Stages      int           `json:"stages"`
+	Budget      int64         `json:"budget"`
+	Bandwidth   float64       `json:"bandwidth"`
+	Results     []ComboResult `json:"results"`
+	LowerBounds ComboBounds   `json:"lower_bounds"`
+}
+
+func newRematOffloadCmd(io *IO) *cobra.Command {
+	o := &RematOffloadOptions{}
+	cmd := &cobra.Command{
+		Use:   "remat-offload --mem SIZE --bandwidth RATE [--chain FILE] [--algo " + strings.Join(leverro.Names(), "|") + "|all] [--slots N|exact]",
+		Short: "Rematerialization and activation offloading together (003's POFO, SPEC §6), validated",
+		Long: `remat-offload recomputes some activations and sends others to the CPU over the link, together
+(SPEC §6): the first forward pass is cut into segments, each F_all^s alone or F_ck^s F_∅ … F_∅^e
+recomputed later by a persistent sequence (004), and each segment's input is kept on the GPU or
+offloaded while the rest of the chain runs. Algorithms:
+` + comboAlgoHelp() + `
+Each algorithm's plan is evaluated in the fluid model of SPEC §6 (model_makespan; bytes leave
+and arrive progressively), then re-timed as an executable schedule — a compute stream and one
+half-duplex link moving whole tensors, synchronized by dependencies — and validated under strict
+timing by verify/combined (makespan). Inputs the plan offloads are kept, one at a time, while
+that shortens the strict schedule (kept_by_polish; --no-polish to skip). Bounds: Σ(u_f+u_b) bounds every schedule; with --slots
+exact the optimum of the class in the fluid model without the turn's idle bounds the class's
+strict schedules only (docs/remat-offload.md). An infeasible budget is a result, not an error.`,
+		Example: `  memsched remat-offload --mem 80MiB --bandwidth 1GB/s                     # toy chain, the DP
+  memsched remat-offload --mem 80MiB --bandwidth 1GB/s --algo all --json
+  memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
+  memsched remat-offload --chain r101.json --mem 1800MiB --bandwidth 12GB/s --slots 400
+  memsched remat-offload --chain tiny.json --mem 12B --bandwidth 2B/s --slots exact   # the exact class optimum
+  memsched remat-offload --mem 80MiB --bandwidth 1GB/s --json | jq .results[0].schedule > s.json
+  memsched verify --problem remat-offload --mem 80MiB --bandwidth 1GB/s --schedule s.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runRematOffload(o, io) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1); default: the built-in toy chain")
+	f.StringVar(&o.Mem, "mem", "", "memory budget, everything included (e.g. 80MiB)")
+	f.StringVar(&o.Bandwidth, "bandwidth", "", bandwidthUsage+"; one link, one transfer at a time")
+	f.StringVar(&o.Algo, "algo", "pofo", strings.Join(leverro.Names(), "|")+"|all")
+	f.StringVar(&o.Slots, "slots", strconv.Itoa(dp.DefaultSlots), "memory units of the DP (sizes rounded up, budget and link down), or exact: bytes")
+	f.StringVar(&o.Inner, "inner", "auto", "the DP's minimization over backward sequences: exact | restricted | auto (exact with --slots exact)")
+	f.IntVar(&o.LinkSlots, "link-slots", 0, "the DP's grid for queued and backlogged bytes, coarser than --slots (0: the same)")
+	f.IntVar(&o.MaxStates, "max-states", 0, "cap on the DP's states (0: 20000000); above it the DP stops with an error")
+	f.BoolVar(&o.NoPolish, "no-polish", false, "re-time each algorithm's plan as it is (by default inputs it offloads are kept while that shortens the strict schedule)")
+	f.Float64Var(&o.TimeLimit, "time-limit", 60, "time limit in seconds of the relaxation MILP (lower_bounds.milp)")
+	f.StringVar(&o.Solver, "solver", "", "MILP backend of the relaxation: highs|lpsolve (default: the best compiled in)")
+	f.BoolVar(&o.NoMILP, "no-milp", false, "skip the relaxation MILP")
+	return cmd
+}
+
+// comboAlgoHelp lists remat-offload's algorithms for its help: the registry's strategies.
+func comboAlgoHelp() string {
+	var es []helpEntry
+	for _, st := range leverro.Strategies {
+		es = append(es, helpEntry{st.Name, st.Summary})
+	}
+	return strategyHelp(append(es, helpEntry{"all", "every algorithm in one table"}))
+}
+
+func runRematOffload(o *RematOffloadOptions, io *IO) error {
+	if o.Mem == "" {
+		return usageErrorf("remat-offload: --mem is required (e.g. --mem 80MiB)")
+	}
+	budget, err := sizeFlag("--mem", o.Mem)
+	if err != nil {
+		return err
+	}
+	beta, err := bandwidthFlag(o.Bandwidth)
+	if err != nil {
+		return err
+	}
+	algos := []string{o.Algo}
+	if o.Algo == "all" {
+		algos = leverro.Names()
+	} else if _, ok := leverro.Lookup(o.Algo); !ok {
+		return usageErrorf("remat-offload: unknown --algo %q (want %s)", o.Algo, orList(append(leverro.Names(), "all")))
+	}
+	slots, exact := 0, strings.EqualFold(o.Slots, "exact")
+	if !exact {
+		if slots, err = strconv.Atoi(o.Slots); err != nil || slots < 1 || slots > maxSlots {
+			return usageErrorf("remat-offload: --slots must be a number in 1..%d or exact, got %q", maxSlots, o.Slots)
+		}
+	}
+	var inner dp.Inner
+	switch o.Inner {
+	case "auto":
+	case "exact":
+		inner = dp.InnerExact
+	case "restricted":
+		inner = dp.InnerRestricted
+	default:
+		return usageErrorf("remat-offload: --inner must be exact, restricted or auto, got %q", o.Inner)
+	}
+	if o.LinkSlots < 0 {
+		return usageErrorf("remat-offload: --link-slots must be ≥ 0, got %d", o.LinkSlots)
+	}
+	if o.MaxStates < 0 {
+		return usageErrorf("remat-offload: --max-states must be ≥ 0, got %d", o.MaxStates)
+	}
+	c, source, err := loadChain(o.ChainFile)
+	if err != nil {
+		return err
+	}
+	if err := checkTimeLimit(o.TimeLimit); err != nil {
+		return err
+	}
+	var solvers []milp.Solver
+	if !o.NoMILP && (o.Solver != "" || realMILPBackend()) {
+		if solvers, err = boundSolvers(o.Solver); err != nil {
+			return err
+		}
+		if solvers[0].Name() == "ref" {
+			solvers = nil // the enumerating referee: no MILP of this size
+		}
+	}
+	opt := leverro.Options{Slots: slots, Exact: exact, Inner: inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, NoPolish: o.NoPolish}
+	rep, err := RunRematOffload(c, source, budget, beta, algos, opt)
+	if err != nil {
+		return err
+	}
+	if solvers != nil {
+		if err := comboMILP(rep, c, budget, beta, solvers, o.TimeLimit); err != nil {
+			return err
+		}
+	}
+	if io.JSON {
+		return io.PrintJSON(rep)
+	}
+	return printRematOffload(io, rep)
+}
+
+// RunRematOffload runs the algorithms and computes the bounds.
+func RunRematOffload(c *instances.Chain, source string, budget int64, beta float64, algos []string, opt leverro.Options) (*ComboReport, error) {
+	rep := &ComboReport{Chain: source, Stages: c.Len(), Budget: budget, Bandwidth: beta}
+	sumU := c.ComputeTime()
+	rep.LowerBounds = ComboBounds{
+		SumU:  ComboBound{Value: &sumU, Scope: "global", CertifiedBy: "every stage's forward and backward once, no recomputation, no idle"},
+		Class: ComboBound{Scope: "class", CertifiedBy: "optimum of the combined class in the fluid model of SPEC §6 without the turn's idle (dp.Combined in bytes, exact inner minimization; equal to the exhaustive search on tiny chains): a relaxation of strict timing for plans of the class; it bounds the strict schedules of the class only, not rematerialization or offloading schedules outside it"},
+		Best:  sumU,
+	}
+	if opt.Exact {
+		start := time.Now()
+		r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Exact: true, Inner: dp.InnerExact, FreeTurn: true, MaxStates: opt.MaxStates})
+		switch {
+		case err != nil:
+			rep.LowerBounds.Class.Note = "not computed: " + err.Error()
+		case !r.ExactLink:
+			rep.LowerBounds.Class.Note = "not computed: β·u is not a whole number of bytes for every operation"
+		case !r.Feasible:
+			rep.LowerBounds.Class.Note = fmt.Sprintf("no plan of the class fits (%.2f s)", time.Since(start).Seconds())
+		default:
+			v := r.Fluid.Makespan
+			rep.LowerBounds.Class.Value = &v
+			rep.LowerBounds.Class.Note = fmt.Sprintf("%.2f s, %d states", time.Since(start).Seconds(), r.States)
+		}
+	} else {
+		rep.LowerBounds.Class.Note = "not computed: exact mode only (--slots exact); with slots the DP's value bounds nothing"
+	}
+	for _, a := range algos {
+		st, _ := leverro.Lookup(a)
+		start := time.Now()
+		out, err := st.Run(c, budget, beta, opt)
+		if err != nil {
+			return nil, fmt.Errorf("remat-offload: %w", err)
+		}
+		res := ComboResult{Algo: a, Seconds: time.Since(start).Seconds()}
+		if r := out.DP; r != nil {
+			res.DP = &ComboDP{Value: r.Value, Exact: r.Exact(), Inner: r.Inner.String(), SlotSize: r.SlotSize, ExactLink: r.ExactLink, States: r.States}
+		}
+		if !out.Feasible {
+			res.Note = "no plan of this algorithm fits the budget"
+			rep.Results = append(rep.Results, res)
+			continue
+		}
+		fm, sm := out.ModelFluid.Makespan, out.Report.Makespan
+		ratio := sm / rep.LowerBounds.Best
+		if sm < rep.LowerBounds.Best*(1-1e-9) {
+			return nil, fmt.Errorf("remat-offload: %s's verified makespan %g is below the bound Σu = %g (bug)", a, sm, rep.LowerBounds.Best)
+		}
+		if cb := rep.LowerBounds.Class.Value; cb != nil && sm < *cb*(1-1e-9) {
+			return nil, fmt.Errorf("remat-offload: %s's verified makespan %g is below the class bound %g (bug)", a, sm, *cb)
+		}
+		res.Feasible, res.Verified = true, true
+		res.ModelMakespan, res.Makespan, res.Ratio = &fm, &sm, &ratio
+		res.Peak, res.Idle = out.Report.Peak, out.Report.Idle
+		res.Offloaded, res.OffloadedBytes, res.Kept = out.Report.Offloaded, out.Report.OffloadedBytes, out.Kept
+		res.Plan, res.Schedule = out.Plan, out.Schedule
+		rep.Results = append(rep.Results, res)
+	}
+	return rep, nil
+}
+
+func printRematOffload(io *IO, rep *ComboReport) error {
+	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "chain\t%s (%d stages)\nbudget\t%s\nbandwidth\t%.4g GB/s (one link, one transfer at a time)\n", rep.Chain, rep.Stages,
+		instances.FormatSize(rep.Budget), rep.Bandwidth/1e9)
+	b := rep.LowerBounds
+	fmt.Fprintf(w, "bound Σu (global)\t%s\t%s\n", instances.FormatDuration(*b.SumU.Value), b.SumU.CertifiedBy)
+	if m := b.MILP; m != nil {
+		v := "-"
+		if m.Value != nil {
+			v = instances.FormatDuration(*m.Value)
+		}
+		fmt.Fprintf(w, "bound milp (global)\t%s\t%s\n", v, m.CertifiedBy)
+	}
+	if b.Class.Value != nil {
+		fmt.Fprintf(w, "bound class (class only)\t%s\t%s\n", instances.FormatDuration(*b.Class.Value), b.Class.Note)
+	} else {
+		fmt.Fprintf(w, "bound class (class only)\t-\t%s\n", b.Class.Note)
+	}
+	ref := "Σu"
+	if b.Best > *b.SumU.Value*(1+1e-12) {
+		ref = "bound"
+	}
+	fmt.Fprintf(w, "\nalgorithm\tfluid\tstrict\tover %s\toffloaded\tpeak\tverified\ttime\n", ref)
+	for _, r := range rep.Results {
+		if !r.Feasible {
+			fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\t-\t%.2f s: %s\n", r.Algo, r.Seconds, r.Note)
+			continue
+		}
+		name := r.Algo
+		if r.DP != nil {
+			mode := fmt.Sprintf("slots of %s, inner %s", instances.FormatSize(r.DP.SlotSize), r.DP.Inner)
+			if r.DP.Exact {
+				mode = "exact"
+			}
+			name += " (" + mode + ")"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%+.2f%%\t%d (%s)\t%s\tyes\t%.2f s\n", name, instances.FormatDuration(*r.ModelMakespan),
+			instances.FormatDuration(*r.Makespan), 100*(*r.Ratio-1), r.Offloaded, instances.FormatSize(r.OffloadedBytes),
+			instances.FormatSize(r.Peak), r.Seconds)
+	}
+	for _, r := range rep.Results {
+		if r.Feasible && len(rep.Results) == 1 {
+			fmt.Fprintf(w, "\nplan\t%v\n", r.Plan)
+		}
+	}
+	return w.Flush()
+}
+
+// comboMILP solves the relaxation MILP of the combined model (milp/combinedlb: a lower bound
+// on every strict schedule, not only the class's) against the best verified makespan of the
+// report, reports it as lower_bounds.milp, and takes it as the ratios' reference when above Σu.
+// A verified makespan below it is a bug, never printed.
+func comboMILP(rep *ComboReport, c *instances.Chain, budget int64, beta float64, solvers []milp.Solver, limit float64) error {
+	verified := math.NaN()
+	for _, r := range rep.Results {
+		if r.Feasible && (math.IsNaN(verified) || *r.Makespan < verified) {
+			verified = *r.Makespan
+		}
+	}
+	start := time.Now()
+	b, err := combinedlb.Solve(context.Background(), solvers, c, budget, beta, milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))}, verified)
+	if err != nil {
+		return err
+	}
+	cb := &ComboBound{Scope: "global", Note: fmt.Sprintf("%s, %s, %.2f s", b.Status, b.Guarded.Solver, time.Since(start).Seconds())}
+	switch {
+	case math.IsNaN(b.Value):
+		cb.CertifiedBy = "relaxation MILP (milp/combinedlb): no answer could be believed: " + b.Guarded.Contradiction
+	case math.IsInf(b.Value, 1):
+		cb.CertifiedBy = "relaxation MILP (milp/combinedlb) infeasible: no schedule of the combined model fits"
+	default:
+		v := b.Value
+		cb.Value = &v
+		what := "optimum"
+		if b.Status != milp.Optimal {
+			what = "proven dual bound at " + b.Status.String()
+		}
+		cb.CertifiedBy = "relaxation MILP of every strict schedule (milp/combinedlb, docs/bounds.md): " + what
+		if v > rep.LowerBounds.Best {
+			rep.LowerBounds.Best = v
+		}
+	}
+	rep.LowerBounds.MILP = cb
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if !r.Feasible {
+			continue
+		}
+		if *r.Makespan < rep.LowerBounds.Best*(1-1e-9) {
+			return fmt.Errorf("remat-offload: %s's verified makespan %g is below the relaxation's bound %g (bug)", r.Algo, *r.Makespan, rep.LowerBounds.Best)
+		}
+		ratio := *r.Makespan / rep.LowerBounds.Best
+		r.Ratio = &ratio
+	}
+	return nil
+}

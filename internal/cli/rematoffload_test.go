@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/milp/combinedlb"
+)
+
+// TestRematOffloadToy: the issue's toy case — at 80 MiB rematerialization alone is infeasible
+// and activation offloading at 1 GB/s runs in 79.03 ms; every combined strategy returns a
+// verified schedule with the issue's JSON keys, pofo's is faster than activation offloading,
+// no makespan is below Σu, and the schedule passes memsched verify with the same makespan.
+func TestRematOffloadToy(t *testing.T) {
+	code, _, stderr := run(t, "remat", "--mem", "80MiB")
+	require.Equal(t, 0, code, stderr)
+	code, out, stderr := run(t, "remat", "--mem", "80MiB", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rm RematReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rm))
+	require.False(t, rm.Feasible, "remat alone fits 80 MiB?")
+
+	code, out, stderr = run(t, "remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--algo", "all", "--json")
+	require.Equal(t, 0, code, stderr)
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &raw))
+	require.Contains(t, raw, "lower_bounds")
+	results := raw["results"].([]any)
+	require.Len(t, results, 3)
+	for _, r := range results {
+		m := r.(map[string]any)
+		for _, k := range []string{"algo", "feasible", "model_makespan", "makespan", "peak_memory", "offloaded", "verified", "schedule"} {
+			assert.Contains(t, m, k)
+		}
+	}
+	var rep ComboReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "global", rep.LowerBounds.SumU.Scope)
+	assert.Equal(t, "class", rep.LowerBounds.Class.Scope)
+	assert.Nil(t, rep.LowerBounds.Class.Value) // slots: no class bound
+	assert.InDelta(t, 37.38e-3, *rep.LowerBounds.SumU.Value, 1e-5)
+	for _, r := range rep.Results {
+		require.True(t, r.Feasible, r.Algo)
+		assert.True(t, r.Verified)
+		assert.GreaterOrEqual(t, *r.Makespan, *rep.LowerBounds.SumU.Value)
+		assert.LessOrEqual(t, r.Peak, int64(80)<<20)
+		if r.Algo == "pofo" {
+			assert.Less(t, *r.Makespan, 79.03e-3, "pofo against activation offloading alone")
+			assert.Positive(t, r.Offloaded)
+			require.NotNil(t, r.DP)
+			assert.Equal(t, "restricted", r.DP.Inner)
+		}
+	}
+	// The pofo schedule through memsched verify.
+	code, out, stderr = run(t, "remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--json")
+	require.Equal(t, 0, code, stderr)
+	path := filepath.Join(t.TempDir(), "c.json")
+	require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+	code, vout, stderr := run(t, "verify", "--problem", "remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--schedule", path, "--json")
+	require.Equal(t, 0, code, stderr)
+	var vr VerifyReport
+	require.NoError(t, json.Unmarshal([]byte(vout), &vr))
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.True(t, vr.Valid)
+	assert.InDelta(t, *rep.Results[0].Makespan, vr.Makespan, 1e-12)
+	// One byte less than its peak: the first violation, with its time.
+	code, vout, _ = run(t, "verify", "--problem", "remat-offload", "--mem", "79MiB", "--bandwidth", "1GB/s", "--schedule", path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, vout, "rule memory")
+}
+
+// TestRematOffloadExact: SPEC §6 case E as a chain file in bytes and seconds: with --slots
+// exact the DP's fluid makespan is 11 s, its strict schedule validates, and the class bound
+// (no idle at the turn) is given, at most 11 s, marked as bounding the class only.
+func TestRematOffloadExact(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "e.json")
+	require.NoError(t, instances.SaveChain(path, instances.SpecCombinedE()))
+	code, out, stderr := run(t, "remat-offload", "--chain", path, "--mem", "12B", "--bandwidth", "2B/s", "--slots", "exact", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep ComboReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	r := rep.Results[0]
+	require.True(t, r.Feasible)
+	assert.InDelta(t, 11, *r.ModelMakespan, 1e-12)
+	assert.InDelta(t, 11, *r.Makespan, 1e-12)
+	assert.True(t, r.DP.Exact)
+	require.NotNil(t, rep.LowerBounds.Class.Value)
+	assert.LessOrEqual(t, *rep.LowerBounds.Class.Value, 11.0)
+	assert.Contains(t, rep.LowerBounds.Class.CertifiedBy, "class only")
+	if realMILPBackend() {
+		// The relaxation of every strict schedule (milp/combinedlb): 10 s, between Σu = 9 and 11.
+		require.NotNil(t, rep.LowerBounds.MILP)
+		require.NotNil(t, rep.LowerBounds.MILP.Value)
+		assert.InDelta(t, 10, *rep.LowerBounds.MILP.Value, 1e-6)
+		assert.Equal(t, "global", rep.LowerBounds.MILP.Scope)
+		assert.InDelta(t, 10, rep.LowerBounds.Best, 1e-6)
+	} else {
+		assert.Nil(t, rep.LowerBounds.MILP)
+	}
+	if realMILPBackend() {
+		// The exported relaxation, solved by cbc from the file alone: the same 10 s.
+		file := filepath.Join(t.TempDir(), "e.lp")
+		code, _, stderr := run(t, "export", "--problem", "remat-offload", "--chain", path, "--mem", "12B", "--bandwidth", "2B/s", "--format", "lp", "-o", file)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stderr, "memsched units:")
+		if _, err := exec.LookPath("cbc"); err == nil {
+			out, err := exec.Command("cbc", file, "-ratio", "1e-9", "-solve", "-quit").CombinedOutput()
+			require.NoError(t, err)
+			m := regexp.MustCompile(`Objective value:\s+(\S+)`).FindSubmatch(out)
+			require.NotNil(t, m, string(out))
+			obj, err := strconv.ParseFloat(string(m[1]), 64)
+			require.NoError(t, err)
+			f, err := combinedlb.Build(instances.SpecCombinedE(), 12, 2)
+			require.NoError(t, err)
+			assert.InDelta(t, 10, obj*f.Units.Time, 1e-6)
+		}
+	}
+	code, text, stderr := run(t, "remat-offload", "--chain", path, "--mem", "12B", "--bandwidth", "2B/s", "--slots", "exact")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, text, "pofo (exact)")
+	// Below the smallest budget: a result, not an error.
+	code, out, stderr = run(t, "remat-offload", "--chain", path, "--mem", "5B", "--bandwidth", "2B/s", "--slots", "exact", "--json")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.False(t, rep.Results[0].Feasible)
+}
+
+// TestRematOffloadBadInput: usage errors exit 2 with one line naming the flag (more in
+// testdata/bad-inputs.txt).
+func TestRematOffloadBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"remat-offload", "--mem", "80MiB"}, "--bandwidth"},
+		{[]string{"remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--algo", "magic"}, `unknown --algo "magic"`},
+		{[]string{"remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--slots", "0"}, "--slots"},
+		{[]string{"remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--inner", "maybe"}, "--inner"},
+		{[]string{"remat-offload", "--mem", "80MiB", "--bandwidth", "fast"}, "--bandwidth"},
+	} {
+		code, _, stderr := run(t, tc.args...)
+		assert.Equal(t, 2, code, "%v: %s", tc.args, stderr)
+		assert.Contains(t, stderr, tc.want, "%v", tc.args)
+	}
+}

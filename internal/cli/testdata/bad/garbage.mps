@@ -1,0 +1,6 @@
+NAME x
+ROWS
+ N obj
+COLUMNS
+    x obj 1 nosuchrow 1
+ENDATA

@@ -1,0 +1,224 @@
+// Package rematoffload is the registry of the strategies of rematerialization and activation
+// offloading together (003's POFO, SPEC §6): each one's name, what it does, how it runs, and
+// the independent checks of its result — the plan's fluid makespan by verify/combined.Fluid,
+// then the executable schedule (heuristics/rematoffload.Retime, strict timing) by
+// verify/combined.Check. The remat-offload command, certify and the sweep enumerate
+// Strategies.
+package rematoffload
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/memsched/memsched/dp"
+	heur "github.com/memsched/memsched/heuristics/rematoffload"
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify/combined"
+)
+
+// Options tune the strategies.
+type Options struct {
+	// Slots is the DP's memory units (0: dp.DefaultSlots) and the C_MP tables' slots.
+	Slots int
+	// Exact runs the DP in bytes (small integer instances).
+	Exact bool
+	// Inner is the DP's minimization over backward sequences (dp.InnerAuto: exact in exact
+	// mode, restricted with slots).
+	Inner dp.Inner
+	// LinkSlots puts the DP's queued and backlogged bytes on a coarser grid (0: Slots).
+	LinkSlots int
+	// MaxStates caps the DP's states (0: dp.DefaultMaxCombinedStates).
+	MaxStates int
+	// NoPolish reports the strategy's plan as it is; by default inputs it offloads are kept
+	// one at a time while that shortens the strict schedule (polish).
+	NoPolish bool
+}
+
+// Strategy is one strategy of the combined lever.
+type Strategy struct {
+	// Name is the strategy's name in the CLI and the reports.
+	Name string
+	// Summary says what it does, in one line, for help texts.
+	Summary string
+	plan    func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error)
+	// alt, when set, gives another plan that polishing weighs against the polished plan by
+	// strict makespan.
+	alt func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, error)
+}
+
+// Strategies are the combined lever's strategies, in report order.
+var Strategies = []Strategy{
+	{Name: "pofo", Summary: "the dynamic program of SPEC §6 over the combined class (003's POFO): top-level segments, each input kept or offloaded, persistent backward sequences; exact in bytes with --slots exact, else sizes rounded up to slots; its schedule is the faster under strict timing of its plan and the best plan without offloading",
+		plan: func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
+			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates})
+			if err != nil || !r.Feasible {
+				return nil, &r, err
+			}
+			return r.Plan, &r, nil
+		},
+		// The class's best plan without offloading (C_MP's): its strict makespan is its fluid
+		// one, so pofo's schedule is never slower than rematerialization alone.
+		alt: func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, error) {
+			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, MaxStates: o.MaxStates, NoOffload: true})
+			if err != nil || !r.Feasible {
+				return nil, err
+			}
+			return r.Plan, nil
+		}},
+	{"remat-then-offload", "rotor's C_MP sequence for a larger budget, its checkpoints offloaded one by one while that shortens the fluid makespan (the best over the budgets where C_MP improves); never worse than rematerialization alone",
+		func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
+			p, err := heur.RematThenOffload(c, budget, beta, heur.Options{Slots: o.Slots})
+			return p, nil, err
+		}, nil},
+	{"offload-then-remat", "001's GREEDY offload set with everything stored, then segments merged and recomputed (C_MP) where the link makes the compute stream wait, and inputs kept or offloaded, while the fluid makespan drops",
+		func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
+			p, err := heur.OffloadThenRemat(c, budget, beta, heur.Options{Slots: o.Slots})
+			return p, nil, err
+		}, nil},
+}
+
+// Names returns the strategies' names in report order.
+func Names() []string {
+	out := make([]string, len(Strategies))
+	for i, s := range Strategies {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// Lookup returns the strategy called name.
+func Lookup(name string) (Strategy, bool) {
+	for _, s := range Strategies {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Strategy{}, false
+}
+
+// Outcome is a strategy's result on one instance.
+type Outcome struct {
+	// Feasible: the strategy found a plan and its schedule validated.
+	Feasible bool
+	// Plan is the strategy's plan of the combined class; Fluid its makespan in the fluid
+	// model (verify/combined.Fluid, exact).
+	Plan  *schedule.CombinedPlan
+	Fluid combined.FluidResult
+	// Schedule is the plan re-timed under strict timing, Report verify/combined.Check's
+	// replay of it.
+	Schedule *schedule.Combined
+	Report   *combined.Report
+	// DP is the dynamic program's own answer (pofo only).
+	DP *dp.CombinedResult
+	// ModelPlan is the strategy's own plan and ModelFluid its fluid makespan; Plan differs
+	// from it when polishing kept inputs the model offloads (Options.NoPolish).
+	ModelPlan  *schedule.CombinedPlan
+	ModelFluid combined.FluidResult
+	// Kept is the number of inputs polishing kept.
+	Kept int
+}
+
+// Run runs the strategy on chain c under budget bytes (everything counted) with a link of beta
+// bytes per second, evaluates its plan in the fluid model and re-times it under strict timing;
+// both are checked independently. No plan is an outcome (Feasible false); a plan the checks
+// reject is an error (a bug).
+func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options) (Outcome, error) {
+	p, r, err := s.plan(c, budget, beta, o)
+	out := Outcome{DP: r}
+	if err != nil || p == nil {
+		return out, err
+	}
+	fl, err := combined.Fluid(c, budget, beta, p)
+	if err != nil {
+		return out, fmt.Errorf("%s returned an invalid plan: %w", s.Name, err)
+	}
+	if !fl.Feasible {
+		return out, fmt.Errorf("%s returned a plan that does not fit the fluid model: %s", s.Name, fl.Reason)
+	}
+	sch, _, err := heur.Retime(c, budget, beta, p)
+	if errors.Is(err, heur.ErrStrict) {
+		return out, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	if err != nil {
+		return out, err
+	}
+	out.ModelPlan, out.ModelFluid = p, fl
+	if !o.NoPolish {
+		p, sch = polish(c, budget, beta, p, sch)
+		if s.alt != nil {
+			q, err := s.alt(c, budget, beta, o)
+			if err != nil {
+				return out, err
+			}
+			if q != nil {
+				if s2, r2, err := heur.Retime(c, budget, beta, q); err == nil {
+					if _, r1, err := heur.Retime(c, budget, beta, p); err == nil && r2.Exact.Cmp(r1.Exact) < 0 {
+						p, sch = q, s2
+					}
+				}
+			}
+		}
+		if fl, err = combined.Fluid(c, budget, beta, p); err != nil {
+			return out, err
+		}
+	}
+	// Retime validates; validate again here, independently of it.
+	rep2, err := combined.Check(c, budget, beta, sch)
+	if err != nil {
+		return out, fmt.Errorf("%s: the re-timed schedule is invalid: %w", s.Name, err)
+	}
+	// Strict timing may beat the fluid model at the turn (FluidFreeTurn's comment), never its
+	// relaxation without the turn's idle.
+	relaxed, err := combined.FluidFreeTurn(c, budget, beta, p)
+	if err != nil {
+		return out, err
+	}
+	if rep2.Exact.Cmp(relaxed.Exact) < 0 {
+		return out, fmt.Errorf("%s: strict makespan %g below the fluid one without the turn's idle %g (bug)", s.Name, rep2.Makespan, relaxed.Makespan)
+	}
+	out.Feasible, out.Plan, out.Fluid, out.Schedule, out.Report = true, p, fl, sch, rep2
+	out.Kept = max(0, out.ModelPlan.Offloaded()-p.Offloaded())
+	return out, nil
+}
+
+// polish keeps the plan's offloaded inputs one at a time — the first whose keeping shortens
+// the strict schedule, until none does. Strict timing moves whole tensors, and a tensor the
+// fluid model moves for free (its bytes trickling in beside the computation) can cost idle
+// when it must be reserved whole: on the zoo, pofo's fluid optimum re-timed is sometimes
+// slower than keeping some inputs. Plans that no longer fit are skipped.
+func polish(c *instances.Chain, budget int64, beta float64, p *schedule.CombinedPlan, sch *schedule.Combined) (*schedule.CombinedPlan, *schedule.Combined) {
+	_, rep, err := heur.Retime(c, budget, beta, p)
+	if err != nil {
+		return p, sch
+	}
+	best := rep.Exact
+	for improved := true; improved; {
+		improved = false
+		for k := 0; k <= len(p.Segments); k++ {
+			q := *p
+			q.Segments = append([]schedule.CombinedSegment(nil), p.Segments...)
+			if k < len(p.Segments) {
+				if !q.Segments[k].Offload {
+					continue
+				}
+				q.Segments[k].Offload = false
+			} else {
+				if !q.OffloadLoss {
+					continue
+				}
+				q.OffloadLoss = false
+			}
+			if f, err := combined.Fluid(c, budget, beta, &q); err != nil || !f.Feasible {
+				continue
+			}
+			s2, r2, err := heur.Retime(c, budget, beta, &q)
+			if err != nil || r2.Exact.Cmp(best) >= 0 {
+				continue
+			}
+			p, sch, best, improved = &q, s2, r2.Exact, true
+			break
+		}
+	}
+	return p, sch
+}

@@ -1,0 +1,1 @@
+"""memsched_torch: run memsched schedules in PyTorch."""

@@ -1,0 +1,158 @@
+"""`python -m memsched_torch plan`: profile a model, ask memsched for the best certified schedule
+under a budget, execute one iteration, and put the prediction next to the measurement."""
+
+import json
+import os
+import tempfile
+
+import torch
+
+from . import binary, models, offload
+from .measure import measure_offload, measure_remat
+from .profile import describe, profile_net
+from .schedule import ScheduleError, fmt_bytes, format_sequence, parse_sequence, simulate
+
+# certify's strategy names -> how to get the schedule itself
+REMAT_ALGOS = {"persistent", "floating", "revolve", "sequential", "store-all", "ilp", "exhaustive"}
+ACT_ALGOS = {"greedy", "dynprog", "vdnn", "exact"}
+
+
+def store_all(n):
+    return offload.as_sequence(n)
+
+
+def choose(cert, bandwidth):
+    """The lever and strategy with the smallest verified makespan among those the executors run
+    (remat; act-offload when a bandwidth is given). Returns (lever, strategy row, lever report)."""
+    best = None
+    for lever in ("remat", "act-offload"):
+        rep = cert["levers"].get(lever)
+        if rep is None or rep.get("skipped"):
+            continue
+        for s in rep.get("strategies", []):
+            if not (s.get("feasible") and s.get("verified")):
+                continue
+            if lever == "remat" and s["strategy"] not in REMAT_ALGOS:
+                continue
+            if lever == "act-offload" and s["strategy"] not in ACT_ALGOS:
+                continue
+            if best is None or s["makespan"] < best[1]["makespan"] - 1e-12:
+                best = (lever, s, rep)
+    return best
+
+
+def run_plan(args):
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ScheduleError("--device cuda but CUDA is not available")
+    exe = binary.find()  # before any work: a missing binary is the first thing to say
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    net = models.build(model=args.model, sequential=args.sequential, image=args.image,
+                       input_shape=_shape(args.input_shape), layers=args.layers, hidden=args.hidden,
+                       heads=args.heads, seq=args.seq, device=device, seed=args.seed)
+    x = net.make_input(args.batch, device, seed=args.seed)
+    chain = profile_net(net, x, runs=args.runs)
+    chain.name = describe(net, args.batch, device)
+    n = len(chain)
+    sa = simulate(chain, store_all(n))
+    if args.mem_fraction is not None:
+        if not 0 < args.mem_fraction <= 10:
+            raise ScheduleError(f"--mem-fraction {args.mem_fraction}: want a fraction of the store-all peak, e.g. 0.6")
+        budget = int(args.mem_fraction * sa.peak)
+    else:
+        from .schedule import parse_size
+
+        budget = parse_size(args.mem)
+    path = args.chain_out
+    tmp = None
+    if not path:
+        tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        path = tmp.name
+        tmp.close()
+    try:
+        with open(path, "w") as f:
+            json.dump(chain.to_json(), f, indent=2)
+        cert = binary.certify(path, budget, bandwidth=args.bandwidth, time_limit=args.time_limit, binary=exe)
+        pick = choose(cert, args.bandwidth)
+        if pick is None:
+            lo = binary.run_json("info", "--chain", path, binary=exe).get("min_budget")
+            least = f"the smallest feasible budget is {fmt_bytes(lo)} ({lo} B), " if lo else ""
+            raise ScheduleError(f"no schedule fits {fmt_bytes(budget)} ({budget} B): {least}the store-all peak "
+                                f"{fmt_bytes(sa.peak)} ({sa.peak} B)")
+        lever, row, rep = pick
+        if lever == "remat":
+            out = binary.remat(path, budget, algo=row["strategy"], exact="exact" in (row.get("note") or ""),
+                               binary=exe)
+            ops = parse_sequence(json.dumps(out), source="memsched remat")
+            m = measure_remat(net, x, chain, ops, runs=args.runs, free=args.free,
+                              predicted_peak=out["peak_memory"], predicted_time=out["makespan"])
+            schedule = {"lever": "remat", "strategy": row["strategy"], "sequence": format_sequence(ops)}
+        else:
+            out = binary.offload_act(path, budget, args.bandwidth, algo=row["strategy"], binary=exe)
+            timed = offload.parse_timed(json.dumps(out), source="memsched offload-act")
+            m = measure_offload(net, x, chain, timed, runs=args.runs)
+            schedule = {"lever": "act-offload", "strategy": row["strategy"], "offloaded": out.get("offloaded", []),
+                        "mode": "cuda" if device.type == "cuda" else "functional"}
+    finally:
+        if tmp is not None:
+            os.unlink(path)
+    report = {
+        "model": net.label, "batch": args.batch, "input": list(net.input_shape), "stages": n,
+        "merged_stages": net.merged, "device": str(device), "threads": torch.get_num_threads(),
+        "budget": budget, "store_all_peak": sa.peak, "store_all_time": sa.makespan,
+        "predicted_peak": m.predicted_peak, "measured_peak": m.measured_peak,
+        "predicted_time": m.predicted_time, "measured_time": m.measured_time,
+        "grads_match": m.grads_match, "grads_detail": m.grads_detail,
+        "forwards": m.forwards, "forwards_expected": m.forwards_expected,
+        "peak_step": m.peak_step, "schedule": schedule,
+        "certified": {"ratio": row.get("ratio"), "best_bound": rep.get("best_bound"),
+                      "best_bound_by": rep.get("best_bound_by"), "optimal": rep.get("optimal")},
+    }
+    if m.allocator_peak is not None:
+        report["allocator_peak"] = m.allocator_peak
+    if lever == "act-offload":
+        report["host_peak"] = m.host_peak
+    return report
+
+
+def _shape(s):
+    if not s:
+        return None
+    try:
+        return tuple(int(v) for v in s.split(","))
+    except ValueError:
+        raise ScheduleError(f"--input-shape {s!r}: want integers separated by commas, e.g. 3,32,32") from None
+
+
+def _pct(measured, predicted):
+    return f"{100 * (measured / predicted - 1):+.1f} %" if predicted else "n/a"
+
+
+def print_report(r, out):
+    s = r["schedule"]
+    w = out.write
+    w(f"model       {r['model']} batch={r['batch']} input={'x'.join(map(str, r['input']))}, {r['stages']} stages "
+      f"(loss included), {r['device']}, {r['threads']} threads\n")
+    frac = r["budget"] / r["store_all_peak"]
+    w(f"budget      {fmt_bytes(r['budget'])} ({r['budget']} B) = {frac:.2f} × store-all peak "
+      f"{fmt_bytes(r['store_all_peak'])}\n")
+    c = r["certified"]
+    ratio = f"{c['ratio']:.3f}" if c.get("ratio") is not None else "n/a"
+    w(f"schedule    {s['lever']} {s['strategy']}: ratio {ratio} to the best bound ({c.get('best_bound_by')})\n")
+    if s["lever"] == "remat":
+        w(f"sequence    {s['sequence']}\n")
+    else:
+        w(f"offloaded   x_{', x_'.join(map(str, s['offloaded']))} ({s['mode']} transfers)\n")
+    fw = " ".join(map(str, r["forwards"]))
+    ok = "as the schedule says" if r["forwards"] == r["forwards_expected"] else \
+        f"MISMATCH (expected {' '.join(map(str, r['forwards_expected']))})"
+    w(f"forwards    {fw}  ({ok})\n")
+    w(f"{'':12}{'predicted':>14}{'measured':>14}\n")
+    w(f"{'peak':12}{fmt_bytes(r['predicted_peak']):>14}{fmt_bytes(r['measured_peak']):>14}  "
+      f"{_pct(r['measured_peak'], r['predicted_peak'])} (at step {r['peak_step']})\n")
+    w(f"{'time':12}{r['predicted_time'] * 1e3:>11.1f} ms{r['measured_time'] * 1e3:>11.1f} ms  "
+      f"{_pct(r['measured_time'], r['predicted_time'])}\n")
+    g = "equal to plain training (bitwise: parameter gradients, δ^0, buffers)" if r["grads_match"] \
+        else f"DIFFER from plain training: {r['grads_detail']}"
+    w(f"gradients   {g}\n")

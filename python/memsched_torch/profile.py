@@ -1,0 +1,172 @@
+"""Profile a Net as a memsched chain (memsched.chain/v1), as 004 §5.1 describes.
+
+For every stage ℓ (the loss stage included), on its real input:
+
+  uf, ub   median over `runs` of the forward without autograd and of the backward (wall clock;
+           on CUDA after a synchronize), after one warm-up run
+  a        bytes of the output's storage
+  abar     bytes F_all keeps: every storage allocated during the forward with autograd that is
+           still alive after it (what the stage's graph saved, the output included), measured
+           by the StorageTracker; the input a^{ℓ-1} and the parameters were allocated before
+  delta    = a
+  of       the forward's temporaries: its peak above what was live before, minus what it leaves
+           (a for a forward without autograd, abar for F_all), the larger of the two
+  ob       the backward's temporaries: its peak above what was live before (ā^ℓ, δ^ℓ, the input),
+           minus δ^{ℓ-1}; the graph is kept to the end of the backward (retain_graph) and
+           parameter gradients are not counted, as in 004's model and in the executor
+  w        bytes of the stage's parameters
+
+These are exactly the quantities of memsched's memory accounting (SPEC §1: memory during an
+operation = everything stored + its outputs + its overhead), measured the same way as the
+executor measures a whole iteration, so a prediction and a measurement differ only where the
+model's assumptions do (docs/torch.md). On CUDA, o_f and o_b are the larger of that and the
+allocator's view (torch.cuda.max_memory_allocated, which includes cuDNN workspaces).
+"""
+
+import statistics
+import sys
+import time
+
+import torch
+
+from .schedule import Chain, Stage
+from .tracker import StorageTracker
+
+
+def storage_bytes(t):
+    return t.untyped_storage().nbytes()
+
+
+def _sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _needs_grad(x):
+    return x.is_floating_point() or x.is_complex()
+
+
+def _leaf(x):
+    xi = x.detach()
+    if _needs_grad(x):
+        xi.requires_grad_(True)
+    return xi
+
+
+def time_stage(mod, x, runs, device):
+    """Median times of the forward without autograd and of the backward (after F_all)."""
+    fwd, bwd = [], []
+    for r in range(runs + 1):  # run 0 warms up (lazy initialisation, the autograd engine)
+        with torch.no_grad():
+            _sync(device)
+            t0 = time.perf_counter()
+            y = mod(x)
+            _sync(device)
+            if r:
+                fwd.append(time.perf_counter() - t0)
+            del y
+        xi = _leaf(x)
+        y = mod(xi)
+        g = torch.ones_like(y)
+        _sync(device)
+        t0 = time.perf_counter()
+        if y.requires_grad:
+            torch.autograd.backward(y, g, retain_graph=True)
+        _sync(device)
+        if r:
+            bwd.append(time.perf_counter() - t0)
+        del y, g, xi
+    return statistics.median(fwd), statistics.median(bwd)
+
+
+def memory_stage(mod, x, device):
+    """Sizes and overheads of one stage on input x (see the module comment). Returns the stage
+    fields and the output (detached), from the F_all run."""
+    cuda = device.type == "cuda"
+    params = [p for p in mod.parameters()]
+    for p in params:
+        p.grad = None  # accumulating into an existing gradient would allocate a temporary
+    tr = StorageTracker(device)
+    alloc = {}
+    with tr, tr.parameter_gradients_excluded(params):
+        tr.count(x)
+        # F without autograd.
+        base = tr.current
+        tr.reset_peak()
+        if cuda:
+            torch.cuda.synchronize(device)
+            torch.cuda.reset_peak_memory_stats(device)
+            m0 = torch.cuda.memory_allocated(device)
+        with torch.no_grad():
+            y = mod(x)
+        a = storage_bytes(y)
+        of_plain = tr.peak - base - a
+        if cuda:
+            torch.cuda.synchronize(device)
+            alloc["of"] = torch.cuda.max_memory_allocated(device) - m0 - a
+        del y
+        # F_all.
+        xi = _leaf(x)
+        base = tr.current
+        tr.reset_peak()
+        if cuda:
+            torch.cuda.reset_peak_memory_stats(device)
+            m0 = torch.cuda.memory_allocated(device)
+        y = mod(xi)
+        abar = tr.current - base
+        of_all = tr.peak - base - abar
+        if cuda:
+            torch.cuda.synchronize(device)
+            alloc["of"] = max(alloc["of"], torch.cuda.max_memory_allocated(device) - m0 - abar)
+        # B, from δ^ℓ = ones.
+        g = torch.ones_like(y)
+        base = tr.current
+        tr.reset_peak()
+        if cuda:
+            torch.cuda.synchronize(device)
+            torch.cuda.reset_peak_memory_stats(device)
+            m0 = torch.cuda.memory_allocated(device)
+        if y.requires_grad:
+            torch.autograd.backward(y, g, retain_graph=True)
+        dprev = storage_bytes(xi.grad) if xi.grad is not None else 0
+        ob = tr.peak - base - dprev
+        if cuda:
+            torch.cuda.synchronize(device)
+            alloc["ob"] = torch.cuda.max_memory_allocated(device) - m0 - dprev
+        out = y.detach()
+        del y, g, xi
+    w = sum(storage_bytes(p) for p in params)
+    st = {"a": a, "abar": max(abar, a), "delta": a, "of": max(of_plain, of_all, alloc.get("of", 0), 0),
+          "ob": max(ob, alloc.get("ob", 0), 0), "w": w}
+    return st, out
+
+
+def profile_net(net, x, runs=3):
+    """Profile every stage of net on input x; returns a schedule.Chain (bytes, seconds). The
+    net's buffers (BatchNorm running statistics) and gradients are as before afterwards."""
+    device = x.device
+    state = net.state()
+    stages = []
+    cur = x
+    try:
+        for name, mod in zip(net.names, net.modules):
+            uf, ub = time_stage(mod, cur, runs, device)
+            st, out = memory_stage(mod, cur, device)
+            stages.append(Stage(name=name, uf=uf, ub=ub, **st))
+            cur = out
+    finally:
+        net.load_state(state)
+        net.zero_grad()
+    loss = stages[-1]
+    loss.a = loss.delta = 0  # the loss stage's output is a scalar; δ^{L+1} counts as 0
+    loss.abar = max(loss.abar, 0)
+    a0 = storage_bytes(x)
+    return Chain(name="", a0=a0, delta0=a0 if _needs_grad(x) else 0, stages=stages)
+
+
+def describe(net, batch, device):
+    machine = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    shape = "x".join(map(str, net.input_shape))
+    return (f"{net.label} batch={batch} input={shape} measured on {machine} ({torch.get_num_threads()} "
+            f"threads), torch {torch.__version__}, python {sys.version.split()[0]}, memsched_torch "
+            "profile (live tensor storages)")

@@ -1,0 +1,62 @@
+"""Shared fixtures: one torch thread (steadier timings, fair on a shared machine), the memsched
+binary (MEMSCHED_BIN, bin/memsched, PATH, else built here with go), small profiled nets."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+import torch
+
+from memsched_torch import binary, models, profile
+
+torch.set_num_threads(1)
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+@pytest.fixture(scope="session")
+def memsched_bin(tmp_path_factory):
+    try:
+        return binary.find()
+    except binary.BinaryError:
+        pass
+    if not shutil.which("go"):
+        pytest.fail("no memsched binary and no go to build one (make build)")
+    out = str(tmp_path_factory.mktemp("bin") / "memsched")
+    env = dict(os.environ, CGO_ENABLED="0")
+    subprocess.run(["go", "build", "-o", out, "./cmd/memsched"], cwd=ROOT, env=env, check=True)
+    os.environ["MEMSCHED_BIN"] = out
+    return out
+
+
+class Profiled:
+    """A net, its input, its chain (profiled here) and the chain file."""
+
+    def __init__(self, net, x, chain, path):
+        self.net, self.x, self.chain, self.path = net, x, chain, path
+
+
+def profiled(tmp_path_factory, name, batch, **kw):
+    net = models.build(name, **kw)
+    x = net.make_input(batch)
+    chain = profile.profile_net(net, x, runs=1)
+    path = str(tmp_path_factory.mktemp(name) / f"{name}.json")
+    with open(path, "w") as f:
+        json.dump(chain.to_json(), f)
+    return Profiled(net, x, chain, path)
+
+
+@pytest.fixture(scope="session")
+def mlp(tmp_path_factory):
+    return profiled(tmp_path_factory, "mlp", 16)
+
+
+@pytest.fixture(scope="session")
+def resnet18(tmp_path_factory):
+    return profiled(tmp_path_factory, "resnet18", 2, image=32)
+
+
+@pytest.fixture(scope="session")
+def transformer(tmp_path_factory):
+    return profiled(tmp_path_factory, "transformer", 2, layers=4, hidden=32, heads=2, seq=8)

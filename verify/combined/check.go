@@ -1,0 +1,586 @@
+package combined
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify"
+)
+
+// Rule names the rule a combined schedule breaks.
+type Rule string
+
+// The rules Check enforces.
+const (
+	// RuleIndex: a Wait or After index is out of range.
+	RuleIndex Rule = "index"
+	// RuleDeadlock: the dependencies form a cycle (an operation waits for a transfer that
+	// waits for a later operation).
+	RuleDeadlock Rule = "deadlock"
+	// RuleOp: an operation is not valid in 004's model (SPEC §1, verify.RematState.Apply), or
+	// the sequence ends before δ^0.
+	RuleOp Rule = "operation"
+	// RuleAway: an operation uses a tensor that is not on the GPU (offloaded, or its prefetch
+	// has not ended).
+	RuleAway Rule = "away"
+	// RuleTransfer: a transfer names a tensor that is not stored, an offload of a tensor that
+	// is not on the GPU, a prefetch of one that was never offloaded.
+	RuleTransfer Rule = "transfer"
+	// RuleReleased: a prefetch starts before its tensor has left the GPU (its offload and the
+	// operations reading it have not all ended).
+	RuleReleased Rule = "released"
+	// RuleMemory: GPU memory exceeds the budget at some instant.
+	RuleMemory Rule = "memory"
+)
+
+// Violation is the first broken rule: at time Time (seconds), at compute operation Op or
+// transfer Transfer (0-based; -1 when it is not about one).
+type Violation struct {
+	Rule         Rule
+	Time         float64
+	Op, Transfer int
+	Msg          string
+}
+
+func (v *Violation) Error() string {
+	where := ""
+	switch {
+	case v.Op >= 0:
+		where = fmt.Sprintf(" at operation %d", v.Op+1)
+	case v.Transfer >= 0:
+		where = fmt.Sprintf(" at transfer %d", v.Transfer+1)
+	}
+	return fmt.Sprintf("combined: %s violated%s, t = %g s: %s", v.Rule, where, v.Time, v.Msg)
+}
+
+// Report is what a valid combined schedule achieves.
+type Report struct {
+	// Makespan is the end of the last operation or transfer, in seconds; Exact the same as an
+	// exact rational.
+	Makespan float64
+	Exact    *big.Rat
+	// Peak is the largest GPU memory at any instant, in bytes.
+	Peak int64
+	// Compute is Σ of the operations' durations; Idle = Makespan − Compute.
+	Compute, Idle float64
+	// LinkBusy is the total transfer time.
+	LinkBusy float64
+	// Offloaded is the number of offloads, OffloadedBytes their volume.
+	Offloaded      int
+	OffloadedBytes int64
+	// OpStart and TransferStart are the start times the dependencies give (seconds).
+	OpStart, TransferStart []float64
+}
+
+// where a tensor is.
+type place uint8
+
+const (
+	onGPU       place = iota // stored on the GPU (possibly being copied out)
+	onCPU                    // released: only the CPU copy exists
+	prefetching              // coming back; its memory is reserved
+)
+
+// event kinds, in the order they are processed at one instant (see Check).
+type evKind uint8
+
+const (
+	evOpEnd evKind = iota
+	evTransferEnd
+)
+
+type endEvent struct {
+	t    *big.Rat
+	kind evKind
+	id   int
+}
+
+type endHeap []endEvent
+
+func (h endHeap) Len() int { return len(h) }
+func (h endHeap) Less(i, j int) bool {
+	if c := h[i].t.Cmp(h[j].t); c != 0 {
+		return c < 0
+	}
+	if h[i].kind != h[j].kind {
+		return h[i].kind < h[j].kind
+	}
+	return h[i].id < h[j].id
+}
+func (h endHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)   { *h = append(*h, x.(endEvent)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// uses returns the stored tensors op reads, replaces or removes in state s (004 Table 1):
+// the input of a forward (a^{ℓ-1} or ā^{ℓ-1}, and a plain a^ℓ that F_all^ℓ replaces), and for
+// B^ℓ, ā^ℓ and its input.
+func uses(s *verify.RematState, op schedule.Op) []schedule.Tensor {
+	l := op.Stage
+	var out []schedule.Tensor
+	in := func(k int) {
+		if k >= 0 && k < len(s.Acts) && s.Acts[k] != verify.None {
+			out = append(out, schedule.Tensor{Stage: k, Full: s.Acts[k] == verify.Full && k > 0})
+		}
+	}
+	switch op.Kind {
+	case schedule.Fck, schedule.Fn:
+		in(l - 1)
+	case schedule.Fall:
+		in(l - 1)
+		if l < len(s.Acts) && s.Acts[l] == verify.Plain {
+			in(l)
+		}
+	case schedule.B:
+		in(l - 1)
+		in(l)
+	}
+	return out
+}
+
+// stored says whether tensor t is what state s holds at its stage.
+func stored(s *verify.RematState, t schedule.Tensor) bool {
+	if t.Stage < 0 || t.Stage >= len(s.Acts) {
+		return false
+	}
+	a := s.Acts[t.Stage]
+	if t.Stage == 0 {
+		return a != verify.None && !t.Full
+	}
+	return a == verify.Plain && !t.Full || a == verify.Full && t.Full
+}
+
+// Check replays the combined schedule s on chain c under budget bytes (everything counted,
+// a^0 and δ^{L+1} included) with one link of beta bytes per second, half-duplex (one transfer
+// at a time, whatever its direction, as 001's assumption (B)), and returns its report or the
+// first broken rule as a *Violation. Times are computed exactly (rationals; every float64 input
+// is the binary fraction it is), so a schedule built on integer instances is judged exactly.
+//
+// Timing: operation i starts when operation i−1 and every transfer of its Wait have ended and
+// lasts u_f or u_b of its stage; transfer j starts when transfer j−1 and operation After have
+// ended and lasts |tensor|/β.
+//
+// Memory (strict timing, SPEC §6): an operation allocates its outputs and overhead when it
+// starts and frees its overhead and the inputs it consumes when it ends (004 Table 1); an
+// offloaded tensor stays on the GPU until its offload has ended and every operation that uses
+// it before its prefetch is waited for has ended (its readers); a prefetch reserves the whole
+// tensor when it starts, and the tensor is usable when it ends. An operation may use only
+// tensors on the GPU. At one instant, ends and releases come first, then starts in the order
+// the dependencies computed them; memory is checked after every start.
+func Check(c *instances.Chain, budget int64, beta float64, s *schedule.Combined) (*Report, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if !(beta > 0) || math.IsInf(beta, 0) {
+		return nil, fmt.Errorf("combined: bandwidth β = %g must be positive and finite", beta)
+	}
+	nOp, nTr := len(s.Ops), len(s.Transfers)
+	viol := func(r Rule, t *big.Rat, op, tr int, format string, args ...any) error {
+		v := &Violation{Rule: r, Op: op, Transfer: tr, Msg: fmt.Sprintf(format, args...)}
+		if t != nil {
+			v.Time, _ = t.Float64()
+		}
+		return v
+	}
+	for i, o := range s.Ops {
+		if o.Kind == schedule.Del {
+			return nil, viol(RuleOp, nil, i, -1, "Del is not an operation of the combined model")
+		}
+		if o.Stage < 1 || o.Stage > c.Len() {
+			return nil, viol(RuleOp, nil, i, -1, "stage %d out of range 1..%d", o.Stage, c.Len())
+		}
+		for _, w := range o.Wait {
+			if w < 0 || w >= nTr {
+				return nil, viol(RuleIndex, nil, i, -1, "waits for transfer %d, not in 1..%d", w+1, nTr)
+			}
+		}
+	}
+	for j, t := range s.Transfers {
+		if t.After < -1 || t.After >= nOp {
+			return nil, viol(RuleIndex, nil, -1, j, "after operation %d, not in 1..%d", t.After+1, nOp)
+		}
+		if t.Kind != schedule.Offload && t.Kind != schedule.Prefetch {
+			return nil, viol(RuleTransfer, nil, -1, j, "kind %v (want offload or prefetch)", t.Kind)
+		}
+		if t.Tensor.Stage < 0 || t.Tensor.Stage > c.Len() || t.Tensor.Full && t.Tensor.Stage == 0 {
+			return nil, viol(RuleTransfer, nil, -1, j, "tensor %v does not exist (a^0..a^%d, ā^1..ā^%d)", t.Tensor, c.Len(), c.Len())
+		}
+	}
+
+	// Timing: the two streams advance together; an item is computed once what it depends on is.
+	b := rat(beta)
+	opStart, opEnd := make([]*big.Rat, nOp), make([]*big.Rat, nOp)
+	trStart, trEnd := make([]*big.Rat, nTr), make([]*big.Rat, nTr)
+	opDur, trDur := make([]*big.Rat, nOp), make([]*big.Rat, nTr)
+	sizes := make([]int64, nTr)
+	for i, o := range s.Ops {
+		st := c.Stage(o.Stage)
+		d := st.UF
+		if o.Kind == schedule.B {
+			d = st.UB
+		}
+		opDur[i] = rat(d)
+	}
+	for j, t := range s.Transfers {
+		sizes[j] = tensorSize(c, t.Tensor)
+		trDur[j] = new(big.Rat).Quo(ratInt(sizes[j]), b)
+	}
+	type item struct {
+		op   bool
+		id   int
+		rank int
+	}
+	var order []item // the order in which items were computed: causal at equal times
+	zero := new(big.Rat)
+	for i, j := 0, 0; i < nOp || j < nTr; {
+		ready := i < nOp
+		if ready {
+			for _, w := range s.Ops[i].Wait {
+				if w >= j {
+					ready = false
+					break
+				}
+			}
+		}
+		if ready {
+			t := zero
+			if i > 0 {
+				t = opEnd[i-1]
+			}
+			for _, w := range s.Ops[i].Wait {
+				if trEnd[w].Cmp(t) > 0 {
+					t = trEnd[w]
+				}
+			}
+			opStart[i] = t
+			opEnd[i] = new(big.Rat).Add(t, opDur[i])
+			order = append(order, item{true, i, len(order)})
+			i++
+			continue
+		}
+		if j < nTr && s.Transfers[j].After < i {
+			t := zero
+			if j > 0 {
+				t = trEnd[j-1]
+			}
+			if a := s.Transfers[j].After; a >= 0 && opEnd[a].Cmp(t) > 0 {
+				t = opEnd[a]
+			}
+			trStart[j] = t
+			trEnd[j] = new(big.Rat).Add(t, trDur[j])
+			order = append(order, item{false, j, len(order)})
+			j++
+			continue
+		}
+		if i < nOp {
+			return nil, viol(RuleDeadlock, nil, i, -1, "%v waits for a transfer that waits for this or a later operation", s.Ops[i].Op)
+		}
+		return nil, viol(RuleDeadlock, nil, -1, j, "the transfer waits for operation %d, which does not exist", s.Transfers[j].After+1)
+	}
+	// Starts in time order, causal order at equal times.
+	sort.SliceStable(order, func(a, b int) bool {
+		ta, tb := startOf(order[a].op, order[a].id, opStart, trStart), startOf(order[b].op, order[b].id, opStart, trStart)
+		if c := ta.Cmp(tb); c != 0 {
+			return c < 0
+		}
+		return order[a].rank < order[b].rank
+	})
+
+	// Readers: for each offload, the operations that use its tensor between the previous
+	// wait for a prefetch of it and the first operation waiting for the next prefetch of it.
+	plain := verify.InitialState(c)
+	opUses := make([][]schedule.Tensor, nOp)
+	for i, o := range s.Ops {
+		opUses[i] = uses(&plain, o.Op)
+		if _, _, err := plain.Apply(c, o.Op); err != nil {
+			return nil, viol(RuleOp, opStart[i], i, -1, "%v: %v", o.Op, err)
+		}
+	}
+	if plain.T != 0 {
+		return nil, viol(RuleOp, opEnd[nOp-1], -1, -1, "the sequence ends before δ^0 is computed (current gradient δ^%d)", plain.T)
+	}
+	firstWait := make([]int, nTr) // first operation waiting for transfer j (nOp if none)
+	for j := range firstWait {
+		firstWait[j] = nOp
+	}
+	for i := nOp - 1; i >= 0; i-- {
+		for _, w := range s.Ops[i].Wait {
+			firstWait[w] = i
+		}
+	}
+	readers := make([][]int, nTr)
+	for j, t := range s.Transfers {
+		if t.Kind != schedule.Offload {
+			continue
+		}
+		lo, hi := -1, nOp
+		for k := j - 1; k >= 0; k-- { // the previous prefetch of the same tensor
+			if s.Transfers[k].Tensor == t.Tensor && s.Transfers[k].Kind == schedule.Prefetch {
+				lo = firstWait[k]
+				break
+			}
+		}
+		for k := j + 1; k < nTr; k++ { // the next prefetch of it
+			if s.Transfers[k].Tensor == t.Tensor && s.Transfers[k].Kind == schedule.Prefetch {
+				hi = firstWait[k]
+				break
+			}
+		}
+		for i := max(lo, 0); i < hi; i++ {
+			for _, u := range opUses[i] {
+				if u == t.Tensor {
+					readers[j] = append(readers[j], i)
+				}
+			}
+		}
+	}
+
+	// Replay.
+	state := verify.InitialState(c)
+	loc := map[schedule.Tensor]place{{Stage: 0}: onGPU}
+	cur := state.Memory(c)
+	rep := &Report{Peak: cur}
+	if cur > budget {
+		return nil, viol(RuleMemory, zero, -1, -1, "%d bytes in the initial state (a^0, δ^%d), budget %d", cur, c.Len(), budget)
+	}
+	opDone := make([]bool, nOp)
+	var pendingState []verify.RematState // post-state of the running operation
+	var during []int64
+	pendingState = make([]verify.RematState, nOp)
+	during = make([]int64, nOp)
+	trDone := make([]bool, nTr)
+	released := make([]bool, nTr)
+	ends := &endHeap{}
+	next := 0 // next item of order to start
+	now := zero
+	release := func(j int) {
+		released[j] = true
+		t := s.Transfers[j].Tensor
+		if stored(&state, t) && loc[t] == onGPU {
+			loc[t] = onCPU
+			cur -= sizes[j]
+		}
+	}
+	tryReleases := func() {
+		for j := 0; j < nTr; j++ {
+			if released[j] || !trDone[j] || s.Transfers[j].Kind != schedule.Offload {
+				continue
+			}
+			ok := true
+			for _, r := range readers[j] {
+				if !opDone[r] {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				release(j)
+			}
+		}
+	}
+	for next < len(order) || ends.Len() > 0 {
+		// The next instant: the earliest pending end or start.
+		t := (*big.Rat)(nil)
+		if ends.Len() > 0 {
+			t = (*ends)[0].t
+		}
+		if next < len(order) {
+			st := startOf(order[next].op, order[next].id, opStart, trStart)
+			if t == nil || st.Cmp(t) < 0 {
+				t = st
+			}
+		}
+		now = t
+		for {
+			progressed := false
+			for ends.Len() > 0 && (*ends)[0].t.Cmp(now) == 0 {
+				e := heap.Pop(ends).(endEvent)
+				progressed = true
+				switch e.kind {
+				case evOpEnd:
+					i := e.id
+					post := pendingState[i]
+					cur -= during[i] - post.Memory(c) // its overhead and the inputs it consumed
+					// Tensors it consumed are gone; its outputs are stored on the GPU.
+					for l := range post.Acts {
+						if post.Acts[l] == state.Acts[l] {
+							continue
+						}
+						if state.Acts[l] != verify.None {
+							delete(loc, schedule.Tensor{Stage: l, Full: state.Acts[l] == verify.Full && l > 0})
+						}
+						if post.Acts[l] != verify.None {
+							loc[schedule.Tensor{Stage: l, Full: post.Acts[l] == verify.Full && l > 0}] = onGPU
+						}
+					}
+					state = post
+					opDone[i] = true
+				case evTransferEnd:
+					j := e.id
+					trDone[j] = true
+					if s.Transfers[j].Kind == schedule.Prefetch {
+						loc[s.Transfers[j].Tensor] = onGPU
+					}
+				}
+			}
+			tryReleases()
+			if next < len(order) && startOf(order[next].op, order[next].id, opStart, trStart).Cmp(now) == 0 {
+				it := order[next]
+				next++
+				progressed = true
+				if it.op {
+					i := it.id
+					o := s.Ops[i].Op
+					for _, u := range uses(&state, o) {
+						switch loc[u] {
+						case onCPU:
+							return nil, viol(RuleAway, now, i, -1, "%v uses %v, which is on the CPU (offloaded; a prefetch must bring it back first)", o, u)
+						case prefetching:
+							return nil, viol(RuleAway, now, i, -1, "%v uses %v, whose prefetch has not ended", o, u)
+						}
+					}
+					ps := verify.RematState{Acts: append([]verify.Act(nil), state.Acts...), T: state.T}
+					m, _, err := ps.Apply(c, o)
+					if err != nil {
+						return nil, viol(RuleOp, now, i, -1, "%v: %v", o, err)
+					}
+					pendingState[i], during[i] = ps, m
+					cur += m - state.Memory(c)
+					heap.Push(ends, endEvent{opEnd[i], evOpEnd, i})
+				} else {
+					j := it.id
+					tr := s.Transfers[j]
+					switch tr.Kind {
+					case schedule.Offload:
+						if !stored(&state, tr.Tensor) {
+							return nil, viol(RuleTransfer, now, -1, j, "offload of %v, which is not stored (not computed yet, or consumed)", tr.Tensor)
+						}
+						if loc[tr.Tensor] != onGPU {
+							return nil, viol(RuleTransfer, now, -1, j, "offload of %v, which is not on the GPU", tr.Tensor)
+						}
+						for k := j - 1; k >= 0; k-- {
+							if s.Transfers[k].Tensor == tr.Tensor {
+								if s.Transfers[k].Kind == schedule.Offload {
+									return nil, viol(RuleTransfer, now, -1, j, "%v offloaded again before its prefetch", tr.Tensor)
+								}
+								break
+							}
+						}
+						rep.Offloaded++
+						rep.OffloadedBytes += sizes[j]
+					case schedule.Prefetch:
+						if !stored(&state, tr.Tensor) {
+							return nil, viol(RuleTransfer, now, -1, j, "prefetch of %v, which is not stored", tr.Tensor)
+						}
+						switch loc[tr.Tensor] {
+						case onGPU:
+							prevOff := -1
+							for k := j - 1; k >= 0; k-- {
+								if s.Transfers[k].Tensor == tr.Tensor && s.Transfers[k].Kind == schedule.Offload {
+									prevOff = k
+									break
+								}
+							}
+							if prevOff >= 0 && !released[prevOff] {
+								return nil, viol(RuleReleased, now, -1, j, "prefetch of %v starts before it has left the GPU (its offload or a reader has not ended)", tr.Tensor)
+							}
+							return nil, viol(RuleTransfer, now, -1, j, "prefetch of %v, which is on the GPU (not offloaded)", tr.Tensor)
+						case prefetching:
+							return nil, viol(RuleTransfer, now, -1, j, "%v prefetched twice", tr.Tensor)
+						}
+						loc[tr.Tensor] = prefetching
+						cur += sizes[j]
+					}
+					heap.Push(ends, endEvent{trEnd[j], evTransferEnd, j})
+				}
+				if cur > rep.Peak {
+					rep.Peak = cur
+				}
+				if cur > budget {
+					what := "operation"
+					op, tr := -1, -1
+					if it.op {
+						op = it.id
+						what = s.Ops[it.id].Op.String()
+					} else {
+						tr = it.id
+						what = s.Transfers[it.id].Kind.String() + " of " + s.Transfers[it.id].Tensor.String()
+					}
+					held := ""
+					for k := range s.Transfers {
+						if s.Transfers[k].Kind != schedule.Offload || released[k] || !trDone[k] {
+							continue
+						}
+						for _, r := range readers[k] {
+							if !opDone[r] {
+								held += fmt.Sprintf("; %v is copied out but held until operation %d (%v), which reads it before any prefetch is waited for", s.Transfers[k].Tensor, r+1, s.Ops[r].Op)
+								break
+							}
+						}
+					}
+					return nil, viol(RuleMemory, now, op, tr, "%d bytes on the GPU when %s starts, budget %d%s", cur, what, budget, held)
+				}
+			}
+			if !progressed {
+				break
+			}
+		}
+	}
+
+	// Figures.
+	end := new(big.Rat)
+	compute := new(big.Rat)
+	for i := range s.Ops {
+		if opEnd[i].Cmp(end) > 0 {
+			end = opEnd[i]
+		}
+		compute.Add(compute, opDur[i])
+	}
+	busy := new(big.Rat)
+	for j := range s.Transfers {
+		if trEnd[j].Cmp(end) > 0 {
+			end = trEnd[j]
+		}
+		busy.Add(busy, trDur[j])
+	}
+	rep.Exact = end
+	rep.Makespan, _ = end.Float64()
+	rep.Compute, _ = compute.Float64()
+	idle, _ := new(big.Rat).Sub(end, compute).Float64()
+	rep.Idle = idle
+	rep.LinkBusy, _ = busy.Float64()
+	rep.OpStart, rep.TransferStart = make([]float64, nOp), make([]float64, nTr)
+	for i := range s.Ops {
+		rep.OpStart[i], _ = opStart[i].Float64()
+	}
+	for j := range s.Transfers {
+		rep.TransferStart[j], _ = trStart[j].Float64()
+	}
+	return rep, nil
+}
+
+func startOf(op bool, id int, opStart, trStart []*big.Rat) *big.Rat {
+	if op {
+		return opStart[id]
+	}
+	return trStart[id]
+}
+
+// Stamp writes the start times of rep into s (the informative Start fields).
+func Stamp(s *schedule.Combined, rep *Report) {
+	for i := range s.Ops {
+		s.Ops[i].Start = rep.OpStart[i]
+	}
+	for j := range s.Transfers {
+		s.Transfers[j].Start = rep.TransferStart[j]
+	}
+}
