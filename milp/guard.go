@@ -51,7 +51,7 @@ const SafeTol = 1e-9
 // SolveGuarded solves m, a relaxation of a problem for which ev is verified, and believes no
 // claim that ev contradicts: "infeasible" while a verified solution exists, or a proven bound
 // on the wrong side of its cost (beyond 1e-9 relative). A contradicted answer — or a point that
-// milp.Solve rejects — is a solver failure: the solve is repeated with safer settings
+// milp.Solve refuses (Result.Refused) — is a solver failure: the solve is repeated with safer settings
 // (FeasTol = 1e-9, presolve off), then with each other backend in solvers, default then safe.
 // The first answer not contradicted is returned; if none is, the result has Status SolverError,
 // no bound and no solution, and Contradiction holds the evidence — a wrong number is never
@@ -80,7 +80,10 @@ func SolveGuarded(ctx context.Context, solvers []Solver, m *model.Model, p Param
 				a.Status, a.Problem = SolverError, err.Error()
 			} else {
 				a.Status, a.Bound = res.Status, res.Bound
-				a.Problem = contradiction(res, sense, ev)
+				a.Problem = res.Refused
+				if a.Problem == "" {
+					a.Problem = contradiction(res, sense, ev)
+				}
 			}
 			g.Attempts = append(g.Attempts, a)
 			if a.Problem == "" {

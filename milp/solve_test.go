@@ -2,6 +2,7 @@ package milp_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,32 +31,39 @@ func knapsack() *model.Model {
 	return m
 }
 
-// TestSolveRejectsLies: milp.Solve re-checks every answer; each kind of wrong answer is an
-// error naming what is wrong, never a result.
+// TestSolveRejectsLies: milp.Solve re-checks every answer; each kind of wrong answer is refused
+// — Status SolverError, no solution, no bound, the evidence in Refused — never a result and
+// never a missing status.
 func TestSolveRejectsLies(t *testing.T) {
 	cases := []struct {
 		name string
 		res  milp.Result
 		want string
 	}{
-		{"infeasible point", milp.Result{Status: milp.Optimal, HasSolution: true, Values: []float64{1, 1, 1}, Objective: 280, Bound: 280}, `row "cap"`},
+		{"infeasible point", milp.Result{Status: milp.Optimal, HasSolution: true, Values: []float64{1, 1, 1}, Objective: 280, Bound: 280}, `mock claimed optimal, objective 280; refused: infeasible point: point violates row "cap" by 0.2`},
 		{"fractional point", milp.Result{Status: milp.Optimal, HasSolution: true, Values: []float64{1, 1, 2.0 / 3}, Objective: 240, Bound: 240}, `integrality of variable "c"`},
 		{"out of bounds", milp.Result{Status: milp.Optimal, HasSolution: true, Values: []float64{0, 0, -1}, Objective: -120, Bound: -120}, `bound of variable "c"`},
 		{"objective misreported", milp.Result{Status: milp.Optimal, HasSolution: true, Values: []float64{0, 1, 1}, Objective: 230, Bound: 230}, "reported objective 230 but its point evaluates to 220"},
-		{"bound on the wrong side", milp.Result{Status: milp.TimeLimit, HasSolution: true, Values: []float64{0, 1, 1}, Objective: 220, Bound: 200}, "wrong side"},
-		{"optimal without a point", milp.Result{Status: milp.Optimal}, "optimal without a solution"},
+		{"bound on the wrong side", milp.Result{Status: milp.TimeLimit, HasSolution: true, Values: []float64{0, 1, 1}, Objective: 220, Bound: 200}, "mock claimed time-limit, objective 220; refused: reported bound 200 on the wrong side"},
+		{"optimal without a point", milp.Result{Status: milp.Optimal}, "mock claimed optimal; refused: optimal without a solution"},
 		{"too few values (columns dropped)", milp.Result{Status: milp.Optimal, HasSolution: true, Values: []float64{1, 1}, Objective: 160, Bound: 160}, "returned 2 values for 3 variables"},
 	}
 	for _, c := range cases {
-		_, err := milp.Solve(context.Background(), mock{c.res}, knapsack(), milp.Params{})
-		require.Error(t, err, c.name)
-		assert.Contains(t, err.Error(), c.want, c.name)
+		res, err := milp.Solve(context.Background(), mock{c.res}, knapsack(), milp.Params{})
+		require.NoError(t, err, c.name)
+		assert.Equal(t, milp.SolverError, res.Status, c.name)
+		assert.False(t, res.HasSolution, c.name)
+		assert.Nil(t, res.Values, c.name)
+		assert.True(t, math.IsNaN(res.Bound), c.name)
+		assert.Contains(t, res.Refused, c.want, c.name)
+		assert.Equal(t, "mock", res.Solver, c.name)
 	}
 	// An honest time-limited answer passes, with its gap recomputed.
 	res, err := milp.Solve(context.Background(), mock{milp.Result{Status: milp.TimeLimit, HasSolution: true,
 		Values: []float64{1, 1, 0}, Objective: 160, Bound: 230}}, knapsack(), milp.Params{})
 	require.NoError(t, err)
 	assert.Equal(t, "mock", res.Solver)
+	assert.Empty(t, res.Refused)
 	assert.InDelta(t, 70.0/160, res.Gap, 1e-12)
 }
 

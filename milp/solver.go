@@ -124,6 +124,11 @@ type Result struct {
 	Nodes int64
 	// Solver names the backend that produced the result.
 	Solver string
+	// Refused, when not empty, is why milp.Solve did not believe the backend's answer: what the
+	// backend claimed and the re-check's evidence (the row, bound or integrality its point
+	// violates and by how much, or the objective its point does not give). The result then has
+	// Status SolverError, no solution and no bound.
+	Refused string
 }
 
 // Solver is a MILP backend. Solve returns an error only when the solve could not run

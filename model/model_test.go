@@ -111,3 +111,27 @@ func TestCheck(t *testing.T) {
 	assert.ErrorContains(t, rep.Err(1e-6), `bound of variable "y"`)
 	assert.Panics(t, func() { m.Check([]float64{1}) })
 }
+
+// TestCheckScalesRowsByTheirTerms: the row tolerance is relative to the row's largest term, so
+// that a zero-side row with terms near 10³ (Netlib perold's POPL08 under lp_solve: 1.307e-6 over)
+// is not refused for an error the solver's own tolerance allows — while a point that leaves the
+// row by more than 1e-6 of its terms still is, with the row named.
+func TestCheckScalesRowsByTheirTerms(t *testing.T) {
+	m := model.New("perold-like")
+	x := m.AddContinuous("x", 0, math.Inf(1))
+	y := m.AddContinuous("y", 0, math.Inf(1))
+	m.AddLE("POPL08", *(&model.Expr{}).Add(x, 812.5).Add(y, -1037.25), 0)
+	yv := 1.0
+	xv := 1037.25/812.5 + 1.307e-6/812.5 // row value 1.307e-6 above its zero side
+	rep := m.Check([]float64{xv, yv})
+	assert.InDelta(t, 1.307e-6/1037.25, rep.Row.Amount, 1e-15, "excess over the largest term")
+	assert.NoError(t, rep.Err(1e-6), "within the solver's tolerance on terms of 10³")
+
+	xv = 1037.25/812.5 + 0.01/812.5 // 0.01 over: 9.6e-6 of the largest term
+	rep = m.Check([]float64{xv, yv})
+	assert.ErrorContains(t, rep.Err(1e-6), `row "POPL08"`)
+
+	// Small terms: the tolerance stays absolute (1e-6), as before.
+	rep = m.Check([]float64{2e-6 / 812.5, 0})
+	assert.ErrorContains(t, rep.Err(1e-6), `row "POPL08"`)
+}

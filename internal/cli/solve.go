@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -15,8 +12,7 @@ import (
 
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/model"
-	"github.com/memsched/memsched/model/lpfile"
-	"github.com/memsched/memsched/model/mpsfile"
+	"github.com/memsched/memsched/model/modelfile"
 )
 
 // SolveOptions are the flags of `memsched solve`.
@@ -39,6 +35,9 @@ type SolveReport struct {
 	Gap         *float64 `json:"gap"`
 	Seconds     float64  `json:"seconds"`
 	Nodes       int64    `json:"nodes"`
+	// Refused is the evidence when memsched's re-check refused the solver's answer (status
+	// solver-error): what the solver claimed and what its point violates.
+	Refused string `json:"refused,omitempty"`
 }
 
 func newSolveCmd(io *IO) *cobra.Command {
@@ -46,10 +45,16 @@ func newSolveCmd(io *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "solve FILE.mps|FILE.lp",
 		Short: "Solve an LP/MILP file with HiGHS, lp_solve or the pure-Go referee",
-		Long: `solve reads a model (free MPS or CPLEX LP, with memsched's readers) and solves
-it. The returned point is re-checked against the model before anything is printed. Solve
-outcomes (infeasible, time limit, ...) are reported as a status with exit 0.`,
+		Long: `solve reads a model (MPS, free or fixed format, or CPLEX LP, with memsched's readers;
+.gz files are decompressed) and solves it. The returned point is re-checked against the model
+before anything is printed. Solve outcomes (infeasible, unbounded, time limit, ...) are reported
+as a status with exit 0; an unbounded model has no objective. An answer that fails the re-check
+is reported as status solver-error with the evidence ("refused": the row, bound or integrality
+the solver's point violates), never as a solution. A file with a construct outside memsched's
+model (quadratic objective, SOS, semi-continuous columns, cones, indicator constraints) or a
+malformed one is refused with exit 2 and the file, line and construct on stderr.`,
 		Example: `  memsched solve lb.mps --time-limit 60 --gap 1e-4
+  memsched solve afiro.mps.gz --solver lpsolve
   memsched solve model.lp --solver ref --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -75,27 +80,9 @@ func bindSolveFlags(f *pflag.FlagSet, opts *SolveOptions) {
 	f.IntVar(&opts.Threads, "threads", 0, "solver threads (0: solver default)")
 }
 
-// readModel reads an .mps file with memsched's free-MPS reader and an .lp file with its CPLEX
-// LP reader; both name the offending line of a malformed file.
-func readModel(path string) (*model.Model, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".mps":
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return mpsfile.Read(f, path)
-	case ".lp":
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return lpfile.Read(f, path)
-	}
-	return nil, fmt.Errorf("%s: unknown extension (want .mps or .lp)", path)
-}
+// readModel reads a model file as `memsched solve` does: by its extension, .mps, .lp, .mps.gz or
+// .lp.gz; a malformed file is a ParseError naming the line.
+func readModel(path string) (*model.Model, error) { return modelfile.Read(path) }
 
 func runSolve(opts *SolveOptions, io *IO) error {
 	if err := checkTimeLimitOrNone(opts.TimeLimit); err != nil {
@@ -122,11 +109,14 @@ func runSolve(opts *SolveOptions, io *IO) error {
 	}
 	rep := SolveReport{File: opts.File, Solver: res.Solver, Status: res.Status.String(), HasSolution: res.HasSolution,
 		Seconds: res.Wall.Seconds(), Nodes: res.Nodes}
-	if res.HasSolution {
+	// An unbounded model has no optimum: the objective of whatever point the solver returned
+	// (HiGHS returns one) is not a result, and printing it would read as one.
+	if res.HasSolution && res.Status != milp.Unbounded && res.Status != milp.InfeasibleOrUnbounded {
 		rep.Objective = finite(res.Objective)
 		rep.Gap = finite(res.Gap)
 	}
 	rep.Bound = finite(res.Bound)
+	rep.Refused = res.Refused
 	if io.JSON {
 		return io.PrintJSON(rep)
 	}
@@ -144,6 +134,9 @@ func runSolve(opts *SolveOptions, io *IO) error {
 	fmt.Fprintf(w, "best bound\t%s\n", show(rep.Bound))
 	fmt.Fprintf(w, "gap\t%s\n", show(rep.Gap))
 	fmt.Fprintf(w, "time\t%.3f s\n", rep.Seconds)
+	if rep.Refused != "" {
+		fmt.Fprintf(w, "refused\t%s\n", rep.Refused)
+	}
 	return w.Flush()
 }
 

@@ -1,6 +1,7 @@
 package milptest
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +14,64 @@ import (
 // External solvers that read memsched's .lp and .mps files independently of its own readers:
 // CBC (coinor-cbc) and GLPK's glpsol (glpk-utils), installed by `make setup`.
 var (
-	cbcObjective    = regexp.MustCompile(`(?:Objective value:|Optimal - objective value)\s+(\S+)`)
+	// cbcObjective: a MIP's "Objective value:" (8 decimals), an LP's "Optimal objective"
+	// (10 significant digits), else its "Optimal - objective value" (8 significant digits).
+	cbcObjective    = regexp.MustCompile(`(?m)(?:Objective value:\s+|^Optimal objective )(\S+)`)
+	cbcLPObjective  = regexp.MustCompile(`Optimal - objective value\s+(\S+)`)
+	cbcResult       = regexp.MustCompile(`(?m)^Result - (.*)$`)
+	cbcReadError    = regexp.MustCompile(`There were -?\d+ errors on input|Current model not valid|### ERROR`)
 	glpsolObjective = regexp.MustCompile(`Objective:\s+\S+ = (\S+)`)
 )
+
+// RunCBC solves the model file at path (.lp or MPS) with cbc and returns the status it reports
+// — "optimal" (with the objective), "infeasible", "unbounded", "read-error" (cbc refused the
+// file, or crashed on it) or "other" — so that what CBC makes of a file can be checked, not only its optima.
+// maximize passes -max for an MPS file (cbc ignores OBJSENSE); args go to cbc before it solves.
+// A cbc that fails to run fails t.
+func RunCBC(t testing.TB, path string, maximize bool, args ...string) (status string, obj float64) {
+	t.Helper()
+	cmd := []string{path}
+	if maximize && !strings.HasSuffix(path, ".lp") {
+		cmd = append(cmd, "-max")
+	}
+	cmd = append(append(cmd, args...), "-solve", "-quit")
+	out, err := exec.Command("cbc", cmd...).CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return "read-error", 0 // cbc 2.10.8 sometimes segfaults on a file it cannot read
+	}
+	if err != nil {
+		t.Fatalf("cbc %v: %v\n%s", cmd, err, out)
+	}
+	text := string(out)
+	if cbcReadError.MatchString(text) {
+		return "read-error", 0
+	}
+	result := ""
+	if m := cbcResult.FindStringSubmatch(text); m != nil {
+		result = strings.ToLower(m[1]) // a MIP's, or an LP's that is not optimal
+	}
+	switch {
+	case strings.HasPrefix(result, "optimal"), result == "" && strings.Contains(text, "Optimal - objective value"):
+		m := cbcObjective.FindStringSubmatch(text)
+		if m == nil {
+			m = cbcLPObjective.FindStringSubmatch(text)
+		}
+		if m == nil {
+			t.Fatalf("cbc reported an optimum without an objective:\n%s", text)
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatalf("cbc: objective %q: %v", m[1], err)
+		}
+		return "optimal", v
+	case strings.Contains(result, "infeasible"), result == "" && strings.Contains(text, "Primal infeasible"):
+		return "infeasible", 0
+	case strings.Contains(result, "unbounded"), result == "" && strings.Contains(text, "Dual infeasible"):
+		return "unbounded", 0
+	}
+	return "other", 0
+}
 
 // SkipWithoutExternal skips t when solver ("cbc" or "glpsol") is not installed.
 func SkipWithoutExternal(t testing.TB, solver string) {
@@ -37,19 +93,8 @@ func RunExternal(t testing.TB, solver, path string, maximize bool, cbcArgs ...st
 	var re *regexp.Regexp
 	switch solver {
 	case "cbc":
-		args := []string{path}
-		if maximize && mps {
-			args = append(args, "-max")
-		}
-		args = append(append(args, cbcArgs...), "-solve", "-quit")
-		var err error
-		if out, err = exec.Command("cbc", args...).CombinedOutput(); err != nil {
-			t.Fatalf("cbc %v: %v\n%s", args, err, out)
-		}
-		if !strings.Contains(string(out), "Optimal") {
-			return 0, false
-		}
-		re = cbcObjective
+		status, obj := RunCBC(t, path, maximize, cbcArgs...)
+		return obj, status == "optimal"
 	case "glpsol":
 		dir := t.TempDir()
 		args := []string{"--lp", path}

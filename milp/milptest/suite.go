@@ -91,6 +91,9 @@ func Compare(p Problem, res *milp.Result, tol float64) string {
 	if tol == 0 {
 		tol = 1e-6
 	}
+	if res.Refused != "" {
+		return fmt.Sprintf("%s: %s", p.Name, res.Refused)
+	}
 	switch p.Status {
 	case milp.Unbounded:
 		if res.Status != milp.Unbounded && res.Status != milp.InfeasibleOrUnbounded {

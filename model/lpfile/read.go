@@ -1,58 +1,51 @@
 package lpfile
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/memsched/memsched/model"
 )
 
-// ParseError is a malformed file, with its line.
+// ParseError is a malformed file, or one with a construct outside memsched's model, with its
+// line.
 type ParseError = model.ParseError
 
-type tokKind uint8
-
-const (
-	tName tokKind = iota
-	tNum
-	tOp    // <=, >=, =
-	tSign  // + or -
-	tColon // :
-)
-
-type token struct {
-	kind  tokKind
-	text  string
-	num   float64
-	line  int
-	first bool // first token of its line
-}
-
-// sections, by their keyword (lower case) at the start of a line.
-const (
-	secNone = iota
-	secObj
-	secRows
-	secBounds
-	secGeneral
-	secBinary
-	secEnd
-)
-
-// Read parses a CPLEX LP file: the sections Minimize/Maximize (also min, max, minimum,
-// maximum), Subject To (also st, s.t., such that), Bounds, Generals/Integers, Binaries and End,
-// section keywords at the start of a line, "\" comments, terms "[+|-] [number] name" spread over
-// lines, rows "[name:] expr op rhs" and "[name:] lo <= expr <= hi", bounds "x free",
-// "lo <= x <= hi", "x >= lo", "x <= hi", "x = v", "-inf"/"+inf"/"infinity". Variables are numbered
-// in order of first appearance; their default bounds are [0, +inf). Every error is a
-// *ParseError with its line.
+// Read parses a CPLEX LP file; source names the input in errors. Every error is a *ParseError
+// with its line.
+//
+// Sections: Minimize/Maximize (also min, max, minimum, maximum, minimise, maximise), Subject To
+// (also st, s.t., st., such that), Bounds, Generals (also general, gen, integer(s)), Binaries
+// (also binary, bin) and End, in any order after the objective; "\" comments; terms
+// "[+|-] [number] name" spread over lines; rows "[name:] expr op rhs" and
+// "[name:] lo <= expr <= hi"; bounds "x free", "lo <= x <= hi", "x >= lo", "x <= hi", "x = v",
+// with -inf/+inf/infinity; a "\ Problem name: NAME" comment before the objective names the
+// model (else it is named source). Variables are numbered in order of first appearance; their
+// default bounds are [0, +inf). The conventions — those of HiGHS and CBC where they agree, a ParseError
+// where they do not — are documented in docs/modeling.md; in short:
+//
+//   - section keywords are recognized anywhere a token starts, except before a colon (a row may
+//     be labelled end:); bin and gen, which CBC does not know, only alone on their line and
+//     when no variable has that name;
+//   - a term repeated in a row or the objective is summed (HiGHS; CBC refuses the file);
+//   - a bound stated twice: the last one holds (both);
+//   - refused: a negative upper bound on a variable whose lower bound is left at 0 (both read
+//     [0, u], an infeasible model memsched cannot hold), a Binaries variable with bounds
+//     beyond [0, 1] (HiGHS keeps them, CBC clamps them), a number that runs into a name (3x:
+//     HiGHS reads 3·x, CBC a variable named 3x), and constructs outside memsched's model:
+//     quadratic terms, indicator constraints, semi-continuous and SOS sections, lazy
+//     constraints, user cuts, general constraints.
+//
+// Names starting with inf or nan (inflow) are names, as CBC and CPLEX read them; HiGHS 1.15
+// reads them as numbers, so the writer escapes them.
 func Read(rd io.Reader, source string) (*model.Model, error) {
-	p := &lpParser{src: source, vars: map[string]model.Var{}, m: model.New(source)}
+	p := &lpParser{src: source, vars: map[string]model.Var{}, rowNames: map[string]int{}, m: model.New(source)}
 	if err := p.tokenize(rd); err != nil {
+		if p.lpSolveFormat() {
+			return nil, p.fail(1, "the file must start with Minimize or Maximize (max: ... ; is lp_solve's LP format, not CPLEX LP)")
+		}
 		return nil, err
 	}
 	if err := p.parse(); err != nil {
@@ -64,15 +57,23 @@ func Read(rd io.Reader, source string) (*model.Model, error) {
 	return p.m, nil
 }
 
+// varDef is what the file says about one variable.
+type varDef struct {
+	name           string
+	lb, ub         float64
+	lbLine, ubLine int // lines of the explicit bounds, 0 if none
+	general        bool
+	binary         int // line of its Binaries entry, 0 if none
+}
+
 type lpParser struct {
-	src   string
-	toks  []token
-	pos   int
-	vars  map[string]model.Var
-	lb    []float64
-	ub    []float64
-	types []model.VarType
-	m     *model.Model
+	src      string
+	toks     []token
+	pos      int
+	vars     map[string]model.Var
+	defs     []varDef
+	rowNames map[string]int // name → line
+	m        *model.Model
 	// rows are added after all variables are known, so that bounds and types come first.
 	rows   []pendingRow
 	obj    model.Expr
@@ -90,121 +91,6 @@ func (p *lpParser) fail(line int, format string, args ...any) error {
 	return &ParseError{Format: "lpfile", Source: p.src, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
-func (p *lpParser) tokenize(rd io.Reader) error {
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	ln := 0
-	for sc.Scan() {
-		ln++
-		s := sc.Text()
-		if i := strings.IndexByte(s, '\\'); i >= 0 {
-			s = s[:i]
-		}
-		first := true
-		for i := 0; i < len(s); {
-			c := s[i]
-			switch {
-			case c == ' ' || c == '\t' || c == '\r':
-				i++
-				continue
-			case c == '<' || c == '>' || c == '=':
-				j := i + 1
-				for j < len(s) && (s[j] == '=' || s[j] == '<' || s[j] == '>') {
-					j++
-				}
-				op, ok := map[string]string{"<=": "<=", "=<": "<=", "<": "<=", ">=": ">=", "=>": ">=", ">": ">=", "=": "="}[s[i:j]]
-				if !ok {
-					return p.fail(ln, "bad operator %q", s[i:j])
-				}
-				p.toks = append(p.toks, token{kind: tOp, text: op, line: ln, first: first})
-				i = j
-			case c == '+' || c == '-':
-				p.toks = append(p.toks, token{kind: tSign, text: string(c), line: ln, first: first})
-				i++
-			case c == ':':
-				p.toks = append(p.toks, token{kind: tColon, line: ln, first: first})
-				i++
-			case c >= '0' && c <= '9' || c == '.' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
-				j := i
-				for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.') {
-					j++
-				}
-				if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-					k := j + 1
-					if k < len(s) && (s[k] == '+' || s[k] == '-') {
-						k++
-					}
-					if k < len(s) && s[k] >= '0' && s[k] <= '9' {
-						for k < len(s) && s[k] >= '0' && s[k] <= '9' {
-							k++
-						}
-						j = k
-					}
-				}
-				x, err := strconv.ParseFloat(s[i:j], 64)
-				if err != nil {
-					return p.fail(ln, "bad number %q", s[i:j])
-				}
-				p.toks = append(p.toks, token{kind: tNum, text: s[i:j], num: x, line: ln, first: first})
-				i = j
-			default:
-				j := i
-				for j < len(s) && !strings.ContainsRune(" \t\r<>=+-:", rune(s[j])) {
-					j++
-				}
-				w := s[i:j]
-				lw := strings.ToLower(w)
-				if lw == "inf" || lw == "infinity" {
-					p.toks = append(p.toks, token{kind: tNum, text: w, num: math.Inf(1), line: ln, first: first})
-				} else {
-					p.toks = append(p.toks, token{kind: tName, text: w, line: ln, first: first})
-				}
-				i = j
-			}
-			first = false
-		}
-	}
-	p.lastLn = ln
-	return sc.Err()
-}
-
-// section recognizes a section keyword at token i (and returns how many tokens it spans).
-func (p *lpParser) section(i int) (int, int) {
-	if i >= len(p.toks) || !p.toks[i].first || p.toks[i].kind != tName {
-		return secNone, 0
-	}
-	w := strings.ToLower(p.toks[i].text)
-	next := ""
-	if i+1 < len(p.toks) && p.toks[i+1].kind == tName && p.toks[i+1].line == p.toks[i].line {
-		next = strings.ToLower(p.toks[i+1].text)
-	}
-	switch {
-	case w == "minimize" || w == "minimum" || w == "min" || w == "minimise":
-		return secObj, 1
-	case w == "maximize" || w == "maximum" || w == "max" || w == "maximise":
-		p.max = true
-		return secObj, 1
-	case w == "subject" && next == "to", w == "such" && next == "that":
-		return secRows, 2
-	case w == "st" || w == "s.t." || w == "st.":
-		return secRows, 1
-	case w == "bounds" || w == "bound":
-		return secBounds, 1
-	case w == "general" || w == "generals" || w == "gen" || w == "integer" || w == "integers":
-		return secGeneral, 1
-	case w == "binary" || w == "binaries" || w == "bin":
-		return secBinary, 1
-	case w == "end":
-		return secEnd, 1
-	}
-	return secNone, 0
-}
-
-func (p *lpParser) atSection() bool {
-	s, _ := p.section(p.pos)
-	return s != secNone
-}
-
 func (p *lpParser) line() int {
 	if p.pos < len(p.toks) {
 		return p.toks[p.pos].line
@@ -216,43 +102,69 @@ func (p *lpParser) variable(name string) model.Var {
 	if v, ok := p.vars[name]; ok {
 		return v
 	}
-	v := model.Var(len(p.lb))
+	v := model.Var(len(p.defs))
 	p.vars[name] = v
-	p.lb = append(p.lb, 0)
-	p.ub = append(p.ub, math.Inf(1))
-	p.types = append(p.types, model.Continuous)
+	p.defs = append(p.defs, varDef{name: name, ub: math.Inf(1)})
 	return v
 }
 
+// unsupportedToken is the error for a token of a construct outside memsched's model.
+func (p *lpParser) unsupportedToken(t token) error {
+	if t.kind == tIndicator {
+		return p.fail(t.line, "%q: indicator constraints are outside memsched's model, which is linear", t.text)
+	}
+	return p.fail(t.line, "%q: quadratic terms ([ ... ], *, ^, /) are outside memsched's model, which is linear", t.text)
+}
+
 func (p *lpParser) parse() error {
-	sec, n := p.section(0)
-	if sec != secObj {
+	sec, n, _ := p.section(0)
+	if sec != secMin && sec != secMax {
+		if p.lpSolveFormat() {
+			return p.fail(p.line(), "the file must start with Minimize or Maximize (max: ... ; is lp_solve's LP format, not CPLEX LP)")
+		}
 		return p.fail(p.line(), "the file must start with Minimize or Maximize")
 	}
+	p.max = sec == secMax
 	p.pos = n
 	// The objective: an optional label, then an expression.
 	p.label() // the objective's name is not kept
-	obj, err := p.expr(false)
+	obj, err := p.expr()
 	if err != nil {
 		return err
 	}
 	p.obj = obj
+	seen := map[int]int{sec: p.toks[0].line}
 	ended := false
 	for p.pos < len(p.toks) && !ended {
-		sec, n := p.section(p.pos)
-		if sec == secNone {
-			return p.fail(p.line(), "expected a section keyword, found %q", p.toks[p.pos].text)
+		ln := p.line()
+		sec, n, what := p.section(p.pos)
+		switch sec {
+		case secNone:
+			t := p.toks[p.pos]
+			if t.kind == tQuad || t.kind == tIndicator {
+				return p.unsupportedToken(t)
+			}
+			return p.fail(ln, "expected a section keyword, found %q", t.text)
+		case secUnsupported:
+			return p.fail(ln, "section %q is outside memsched's model, which is linear with continuous, integer and binary variables", what)
+		case secMin, secMax:
+			return p.fail(ln, "a second objective section (line %d opened the first)", seen[secMin]+seen[secMax])
+		case secRows, secBounds:
+			if first, dup := seen[sec]; dup {
+				return p.fail(ln, "section %s again (line %d opened it)", sectionNames[sec], first)
+			}
 		}
+		seen[sec] = ln
 		p.pos += n
 		switch sec {
-		case secObj:
-			return p.fail(p.line(), "a second objective section")
 		case secRows:
 			err = p.rowsSection()
 		case secBounds:
 			err = p.boundsSection()
 		case secGeneral, secBinary:
 			err = p.typeSection(sec)
+		case secSemi, secSOS:
+			err = p.refusedSection(sec)
 		case secEnd:
 			ended = true
 		}
@@ -266,12 +178,44 @@ func (p *lpParser) parse() error {
 	if p.pos < len(p.toks) {
 		return p.fail(p.line(), "text after End")
 	}
-	names := make([]string, len(p.lb))
-	for name, v := range p.vars {
-		names[v] = name
+	return p.build()
+}
+
+// lpSolveFormat says whether the file starts as lp_solve's LP format does ("max:" or "min:").
+func (p *lpParser) lpSolveFormat() bool {
+	if len(p.toks) < 2 || p.toks[1].kind != tColon {
+		return false
 	}
-	for j := range p.lb {
-		p.m.AddVar(names[j], p.types[j], p.lb[j], p.ub[j])
+	w := strings.ToLower(p.toks[0].text)
+	return w == "max" || w == "min" || w == "maximize" || w == "minimize" || w == "maximise" || w == "minimise"
+}
+
+// build checks the bounds and types as a whole (a bound or a type may come in any section
+// order) and makes the model.
+func (p *lpParser) build() error {
+	for _, d := range p.defs {
+		t := model.Continuous
+		lb, ub := d.lb, d.ub
+		if d.ubLine != 0 && ub < 0 && d.lbLine == 0 {
+			return p.fail(d.ubLine, "upper bound %g < 0 on %q whose lower bound is left at 0: HiGHS and CBC read [0, %g], an infeasible model memsched refuses (MPS readers disagree: CBC takes (−∞, %g]); write the lower bound, e.g. -inf <= %s <= %g",
+				ub, d.name, ub, ub, d.name, ub)
+		}
+		if lb > ub {
+			return p.fail(max(d.lbLine, d.ubLine), "contradictory bounds [%g, %g] on %q (HiGHS and CBC read an infeasible model; memsched refuses it)", lb, ub, d.name)
+		}
+		switch {
+		case d.binary != 0:
+			if lb < 0 || ub > 1 && d.ubLine != 0 {
+				return p.fail(d.binary, "binary %q has bounds [%g, %g] beyond [0, 1] (HiGHS keeps them, CBC clamps them to [0, 1]); bound it within [0, 1] or declare it general", d.name, lb, ub)
+			}
+			t = model.Binary
+			if math.IsInf(ub, 1) {
+				ub = 1
+			}
+		case d.general:
+			t = model.Integer
+		}
+		p.m.AddVar(d.name, t, lb, ub)
 	}
 	for _, r := range p.rows {
 		p.m.AddRow(r.name, r.lo, r.e, r.hi)
@@ -284,9 +228,9 @@ func (p *lpParser) parse() error {
 	return nil
 }
 
-// label consumes "name :" if present and returns the name.
+// label consumes "name :" if present and returns the name (a keyword before a colon is a name).
 func (p *lpParser) label() string {
-	if p.pos+1 < len(p.toks) && p.toks[p.pos].kind == tName && p.toks[p.pos+1].kind == tColon && !p.atSection() {
+	if p.pos+1 < len(p.toks) && p.toks[p.pos].kind == tName && p.toks[p.pos+1].kind == tColon {
 		name := p.toks[p.pos].text
 		p.pos += 2
 		return name
@@ -294,24 +238,27 @@ func (p *lpParser) label() string {
 	return ""
 }
 
-// expr reads "[+|-] [number] [name]" terms until an operator, a section or (for rows) the end.
+// expr reads "[+|-] [number] [name]" terms until an operator, a section, a label or the end.
 // Bare numbers become the constant.
-func (p *lpParser) expr(stopAtLabel bool) (model.Expr, error) {
+func (p *lpParser) expr() (model.Expr, error) {
 	var e model.Expr
 	terms := 0
 	for p.pos < len(p.toks) && !p.atSection() {
 		t := p.toks[p.pos]
-		if t.kind == tOp {
-			break
+		switch t.kind {
+		case tOp:
+			return e, nil
+		case tQuad, tIndicator:
+			return e, p.unsupportedToken(t)
 		}
-		if stopAtLabel && terms > 0 && t.kind == tName && p.pos+1 < len(p.toks) && p.toks[p.pos+1].kind == tColon {
-			break
+		if terms > 0 && t.kind == tName && p.pos+1 < len(p.toks) && p.toks[p.pos+1].kind == tColon {
+			break // the next row's label
 		}
 		if terms > 0 && t.kind != tSign {
 			return e, p.fail(t.line, "expected + or - before %q", t.text)
 		}
 		sign := p.signs()
-		if p.pos >= len(p.toks) || p.atSection() {
+		if p.pos >= len(p.toks) {
 			return e, p.fail(p.line(), "a sign without a term")
 		}
 		coef, hasCoef := 1.0, false
@@ -319,20 +266,25 @@ func (p *lpParser) expr(stopAtLabel bool) (model.Expr, error) {
 			coef, hasCoef = p.toks[p.pos].num, true
 			p.pos++
 		}
-		if p.pos < len(p.toks) && p.toks[p.pos].kind == tName && !p.atSection() &&
-			!(p.pos+1 < len(p.toks) && p.toks[p.pos+1].kind == tColon) {
+		switch {
+		case p.pos < len(p.toks) && p.toks[p.pos].kind == tName && !p.atSection() &&
+			!(p.pos+1 < len(p.toks) && p.toks[p.pos+1].kind == tColon):
 			if math.IsInf(coef, 0) {
 				return e, p.fail(p.toks[p.pos].line, "infinite coefficient on %q", p.toks[p.pos].text)
 			}
 			e.Add(p.variable(p.toks[p.pos].text), sign*coef)
 			p.pos++
-		} else if hasCoef {
+		case hasCoef:
 			if math.IsInf(coef, 0) {
 				return e, p.fail(p.line(), "infinite constant")
 			}
 			e.Constant += sign * coef
-		} else {
-			return e, p.fail(p.line(), "expected a number or a variable name")
+		case p.pos < len(p.toks) && (p.toks[p.pos].kind == tQuad || p.toks[p.pos].kind == tIndicator):
+			return e, p.unsupportedToken(p.toks[p.pos])
+		case p.pos >= len(p.toks) || p.atSection():
+			return e, p.fail(p.line(), "a sign without a term")
+		default:
+			return e, p.fail(p.line(), "expected a number or a variable name, found %q", p.toks[p.pos].text)
 		}
 		terms++
 	}
@@ -355,6 +307,9 @@ func (p *lpParser) signs() float64 {
 func (p *lpParser) rhs() (float64, error) {
 	sign := p.signs()
 	if p.pos >= len(p.toks) || p.toks[p.pos].kind != tNum {
+		if p.pos < len(p.toks) && (p.toks[p.pos].kind == tQuad || p.toks[p.pos].kind == tIndicator) {
+			return 0, p.unsupportedToken(p.toks[p.pos])
+		}
 		return 0, p.fail(p.line(), "expected a number")
 	}
 	x := sign * p.toks[p.pos].num
@@ -366,6 +321,12 @@ func (p *lpParser) rowsSection() error {
 	for p.pos < len(p.toks) && !p.atSection() {
 		ln := p.line()
 		name := p.label()
+		if name != "" {
+			if first, dup := p.rowNames[name]; dup {
+				return p.fail(ln, "duplicate row %q (line %d has the first)", name, first)
+			}
+			p.rowNames[name] = ln
+		}
 		// "lo <= expr <= hi": a leading number followed by an operator.
 		lo, hi := math.Inf(-1), math.Inf(1)
 		leading := false
@@ -386,9 +347,18 @@ func (p *lpParser) rowsSection() error {
 				p.pos = save
 			}
 		}
-		e, err := p.expr(true)
+		e, err := p.expr()
 		if err != nil {
 			return err
+		}
+		if e.Constant != 0 {
+			// x - 1 >= 2: HiGHS 1.15 drops the constant (x >= 2, its own test asserts it), CBC
+			// refuses the row, the algebra says x >= 3. Three meanings: refuse.
+			what := "the row"
+			if name != "" {
+				what = fmt.Sprintf("row %q", name)
+			}
+			return p.fail(ln, "constant %g among the terms of %s: HiGHS drops it, CBC refuses the row; write it on the right side", e.Constant, what)
 		}
 		if p.pos >= len(p.toks) || p.toks[p.pos].kind != tOp {
 			if leading {
@@ -413,8 +383,11 @@ func (p *lpParser) rowsSection() error {
 			}
 			lo, hi = x, x
 		}
-		if math.IsInf(lo, 1) || math.IsInf(hi, -1) {
-			return p.fail(ln, "row %q has an impossible side", name)
+		if math.IsInf(lo, 1) || math.IsInf(hi, -1) || lo > hi {
+			return p.fail(ln, "row %q has sides [%g, %g] that leave no feasible value", name, lo, hi)
+		}
+		if p.pos < len(p.toks) && p.toks[p.pos].kind == tIndicator {
+			return p.unsupportedToken(p.toks[p.pos])
 		}
 		p.rows = append(p.rows, pendingRow{name: name, lo: lo, hi: hi, e: e})
 	}
@@ -441,17 +414,22 @@ func (p *lpParser) boundsSection() error {
 			return p.fail(ln, "expected a variable name in a bound")
 		}
 		v := p.variable(p.toks[p.pos].text)
+		d := &p.defs[v]
 		p.pos++
+		setLB := func(x float64) { d.lb, d.lbLine = x, ln }
+		setUB := func(x float64) { d.ub, d.ubLine = x, ln }
 		switch leadOp {
 		case "<=":
-			p.lb[v] = lead
+			setLB(lead)
 		case ">=":
-			p.ub[v] = lead
+			setUB(lead)
 		case "=":
-			p.lb[v], p.ub[v] = lead, lead
+			setLB(lead)
+			setUB(lead)
 		}
 		if p.pos < len(p.toks) && p.toks[p.pos].kind == tName && strings.EqualFold(p.toks[p.pos].text, "free") && leadOp == "" {
-			p.lb[v], p.ub[v] = math.Inf(-1), math.Inf(1)
+			setLB(math.Inf(-1))
+			setUB(math.Inf(1))
 			p.pos++
 			continue
 		}
@@ -464,14 +442,18 @@ func (p *lpParser) boundsSection() error {
 			}
 			switch op {
 			case "<=":
-				p.ub[v] = x
+				setUB(x)
 			case ">=":
-				p.lb[v] = x
+				setLB(x)
 			case "=":
-				p.lb[v], p.ub[v] = x, x
+				setLB(x)
+				setUB(x)
 			}
 		} else if leadOp == "" {
 			return p.fail(ln, "a bound needs an operator or free")
+		}
+		if math.IsInf(d.lb, 1) || math.IsInf(d.ub, -1) {
+			return p.fail(ln, "bound [%g, %g] on %q leaves no finite value", d.lb, d.ub, d.name)
 		}
 	}
 	return nil
@@ -483,14 +465,26 @@ func (p *lpParser) typeSection(sec int) error {
 		if t.kind != tName {
 			return p.fail(t.line, "expected a variable name, found %q", t.text)
 		}
-		v := p.variable(t.text)
+		d := &p.defs[p.variable(t.text)]
 		if sec == secBinary {
-			p.types[v] = model.Binary
-			p.lb[v], p.ub[v] = math.Max(p.lb[v], 0), math.Min(p.ub[v], 1)
+			d.binary = t.line
 		} else {
-			p.types[v] = model.Integer
+			d.general = true
 		}
 		p.pos++
+	}
+	return nil
+}
+
+// refusedSection reads a Semi-continuous or SOS section: empty (a writer may emit the header
+// alone), it means nothing; an entry is a construct outside memsched's model.
+func (p *lpParser) refusedSection(sec int) error {
+	if p.pos < len(p.toks) && !p.atSection() {
+		what := "semi-continuous variables"
+		if sec == secSOS {
+			what = "special ordered sets"
+		}
+		return p.fail(p.line(), "section %s (%s) is outside memsched's model, which has continuous, integer and binary variables", sectionNames[sec], what)
 	}
 	return nil
 }

@@ -8,9 +8,10 @@
 // objective lists every column, "+ 0 x" for a zero cost, so that the column order (readers number
 // variables by first appearance) and columns in no row survive write → read. Lines are wrapped so
 // that none exceeds 255 characters. Names are made legal and unique deterministically: characters
-// outside [A-Za-z0-9_.] become '_', a name that starts with a digit, a '.', an 'e'/'E' followed
-// by a digit, or that is a keyword of the format, gets a '_' prefix, and a clash gets "_2", "_3",
-// … Numbers are written in shortest round-trip form.
+// outside [A-Za-z0-9_.] become '_'; a name that starts with a digit, a '.', an 'e'/'E' followed
+// by a digit, or with inf or nan in any case (HiGHS 1.15 reads such a name as a number), or that
+// is a keyword of the format, gets a '_' prefix; a clash gets "_2", "_3", … Numbers are written
+// in shortest round-trip form.
 package lpfile
 
 import (
@@ -23,14 +24,17 @@ import (
 	"github.com/memsched/memsched/model"
 )
 
-// keywords of the LP format that cannot be names (compared in lower case).
-var keywords = map[string]bool{
-	"st": true, "s.t.": true, "subject": true, "to": true, "such": true, "that": true,
+// reserved holds the words that cannot be names (compared in lower case): the section keywords
+// of every LP reader memsched knows, the first words of two-word sections, and the words of
+// bounds.
+var reserved = map[string]bool{
+	"st": true, "s.t.": true, "st.": true, "subject": true, "to": true, "such": true, "that": true,
 	"bound": true, "bounds": true, "bin": true, "binary": true, "binaries": true,
 	"gen": true, "general": true, "generals": true, "integer": true, "integers": true,
 	"end": true, "free": true, "inf": true, "infinity": true, "min": true, "max": true,
-	"minimize": true, "maximize": true, "minimum": true, "maximum": true,
+	"minimize": true, "maximize": true, "minimise": true, "maximise": true, "minimum": true, "maximum": true,
 	"semi": true, "semis": true, "semi-continuous": true, "sos": true, "obj": true,
+	"lazy": true, "user": true,
 }
 
 const lineLimit = 240
@@ -206,8 +210,14 @@ func legal(name string, taken map[string]bool) string {
 		}
 	}
 	s := string(b)
+	low := strings.ToLower(s)
+	// A name must not read as a number: not start with a digit or a '.', nor with e/E and a
+	// digit (2 e1 would not survive a writer that drops the space), nor with inf or nan, which
+	// HiGHS 1.15 reads as a number (its reader tries strtod on every token: inflow is inf
+	// followed by low, and the file is refused).
 	if s == "" || s[0] >= '0' && s[0] <= '9' || s[0] == '.' ||
-		(s[0] == 'e' || s[0] == 'E') && len(s) > 1 && (s[1] >= '0' && s[1] <= '9') || keywords[strings.ToLower(s)] {
+		(s[0] == 'e' || s[0] == 'E') && len(s) > 1 && (s[1] >= '0' && s[1] <= '9') ||
+		strings.HasPrefix(low, "inf") || strings.HasPrefix(low, "nan") || reserved[low] {
 		s = "_" + s
 	}
 	if len(s) > 200 {

@@ -1,0 +1,12 @@
+NAME dup
+ROWS
+ N obj
+ L c
+COLUMNS
+    x obj 1 c 1
+RHS
+    rhs c 4
+RANGES
+    rng c 1
+    rng c 2
+ENDATA

@@ -1,0 +1,7 @@
+NAME m
+ROWS
+ N obj
+COLUMNS
+    x obj 1
+    m1 'MARKER' 'INTEND'
+ENDATA

@@ -1,0 +1,8 @@
+NAME m
+ROWS
+ N obj
+COLUMNS
+    m1 'MARKER' 'INTORG'
+    m2 'MARKER' 'INTORG'
+    x obj 1
+ENDATA

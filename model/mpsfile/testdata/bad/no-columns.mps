@@ -1,0 +1,6 @@
+NAME empty
+ROWS
+ N obj
+ L c
+COLUMNS
+ENDATA

@@ -1,0 +1,6 @@
+NAME t
+ROWS extra
+ N obj
+COLUMNS
+    x obj 1
+ENDATA
