@@ -59,7 +59,7 @@ func actMILP(ctx context.Context, in Input, p *act.Problem, lr *LeverReport, sta
 		start = nil
 	}
 	t0 := time.Now()
-	sol, err := actmilp.Solve(ctx, []milp.Solver{s}, p, actmilp.SolveOptions{Start: start, StartName: startName, Lower: lb, Params: params})
+	sol, err := actmilp.Solve(ctx, []milp.Solver{s}, p, actmilp.SolveOptions{Start: start, StartName: startName, Lower: lb, MaxMemory: memoryLimit(in), Params: params})
 	if err != nil {
 		lr.Notes = append(lr.Notes, fmt.Sprintf("milp: %v", err))
 		return

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -96,6 +97,9 @@ type ActBounds struct {
 	MILP       *float64 `json:"milp,omitempty"`
 	MILPStatus string   `json:"milp_status,omitempty"`
 	MILPGap    *float64 `json:"milp_gap,omitempty"`
+	// MILPNote says why the MILP did not run where it would have (its model above
+	// --max-memory); absent otherwise.
+	MILPNote string `json:"milp_note,omitempty"`
 	// Best is the largest; CertifiedBy says what certifies each.
 	Best        infJSON           `json:"best"`
 	CertifiedBy map[string]string `json:"certified_by"`
@@ -132,6 +136,14 @@ type ActReport struct {
 	Compute     float64     `json:"compute"`
 	LowerBounds ActBounds   `json:"lower_bounds"`
 	Results     []ActResult `json:"results,omitempty"`
+}
+
+// maxMemory is --max-memory, or its default when the options come from a caller without it.
+func (o *ActOptions) maxMemory() int64 {
+	if o.MaxMemory > 0 {
+		return o.MaxMemory
+	}
+	return dp.DefaultMaxMemory
 }
 
 func (o *ActOptions) dpOptions() dp.ActOptions {
@@ -188,7 +200,11 @@ func actMILPCertificate(mi *actmilp.Solution) string {
 	case math.IsInf(mi.Bound, 1):
 		return "exact MILP of Problem 1 (milp/actmilp) proven infeasible: " + strings.TrimPrefix(mi.Note, "; ")
 	case math.IsNaN(mi.Bound):
-		return fmt.Sprintf("exact MILP of Problem 1 (milp/actmilp), %s%s: no bound believed %s", solver, mi.Status, mi.Note)
+		msg := fmt.Sprintf("exact MILP of Problem 1 (milp/actmilp), %s%s: no bound", solver, mi.Status)
+		if note := strings.TrimPrefix(mi.Note, "; "); note != "" {
+			msg += " (" + note + ")"
+		}
+		return msg
 	case mi.Status == milp.Optimal:
 		return fmt.Sprintf("optimum of the exact MILP of Problem 1 (milp/actmilp), %srelative gap %.2g", solver, mi.Gap)
 	}
@@ -214,8 +230,11 @@ func runActMILP(p *act.Problem, o *ActOptions, start *hact.Result, startName str
 	if limit <= 0 {
 		limit = 60
 	}
-	return actmilp.Solve(context.Background(), solvers, p, actmilp.SolveOptions{Start: start, StartName: startName, Lower: lower,
-		Params: milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))}})
+	// The limit covers building the model too (a long chain's takes longer than its solve).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(limit*float64(time.Second)))
+	defer cancel()
+	return actmilp.Solve(ctx, solvers, p, actmilp.SolveOptions{Start: start, StartName: startName, Lower: lower,
+		MaxMemory: o.maxMemory(), Params: milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))}})
 }
 
 func runActAlgo(p *act.Problem, o *ActOptions, algo string) (*hact.Result, string, error) {
@@ -263,6 +282,7 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	var runs []run
 	var exact *hact.Result
 	var mi *actmilp.Solution
+	milpNote := ""
 	for _, a := range algos {
 		if a == "milp" {
 			// From the best schedule of the algorithms run so far (else the heuristics'), with
@@ -283,6 +303,11 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 				lower = 0
 			}
 			if mi, err = runActMILP(p, o, start, name, lower); err != nil {
+				var tl *actmilp.TooLargeError
+				if errors.As(err, &tl) && o.Algo == "all" {
+					milpNote = "not run: " + err.Error() // the others stand; --algo milp alone fails
+					continue
+				}
 				return nil, err
 			}
 			runs = append(runs, run{a, mi.Status.String(), mi.From, mi.Best})
@@ -301,6 +326,7 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.MILPNote = milpNote
 	rep := &ActReport{L: p.L(), MGPU: p.MGPU, MPeak: p.Peak(), MinMemory: p.MinMemory(), Beta: p.Beta,
 		Compute: p.Compute(), LowerBounds: b}
 	bestIdx := -1
@@ -359,6 +385,9 @@ func printActBounds(w *tabwriter.Writer, b ActBounds) {
 			v = fmtTime(*b.MILP)
 		}
 		fmt.Fprintf(w, "bound milp\t%s\t%s\n", v, b.CertifiedBy["milp"])
+	}
+	if b.MILPNote != "" {
+		fmt.Fprintf(w, "bound milp\t-\t%s\n", b.MILPNote)
 	}
 }
 
@@ -480,11 +509,17 @@ func runActBound(io *IO, w *WeightsOptions, slots int, exact bool, maxMemory int
 	}
 	var mi *actmilp.Solution
 	if realMILPBackend() && !math.IsInf(float64(b.Best), 1) {
-		if mi, err = runActMILP(p, o, nil, "", float64(b.Best)); err != nil {
+		mi, err = runActMILP(p, o, nil, "", float64(b.Best))
+		var tl *actmilp.TooLargeError
+		switch {
+		case errors.As(err, &tl):
+			b.MILPNote, mi = "not run: "+err.Error(), nil // the relaxations' bounds stand
+		case err != nil:
 			return err
-		}
-		if b, err = actBounds(p, o, nil, mi); err != nil {
-			return err
+		default:
+			if b, err = actBounds(p, o, nil, mi); err != nil {
+				return err
+			}
 		}
 	}
 	if io.JSON {

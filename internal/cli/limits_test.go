@@ -81,3 +81,50 @@ func TestCertifyTimeLines(t *testing.T) {
 	assert.LessOrEqual(t, rep.Levers["remat"].Seconds, rep.Levers["remat"].TimeBudget)
 	assert.Positive(t, rep.Levers["act-offload"].TimeBudget)
 }
+
+// TestActMILPLimits: the exact MILP of Problem 1 (whose model grows as the cube of the chain's
+// length) keeps --max-memory and --time-limit: `offload-act --algo milp` above the memory
+// limit exits 1 with one line naming the model's size and the limit; `--algo all` and `bound`
+// go on without it, saying why; a time limit spent while the model is built leaves the start
+// schedule, status time-limit and no bound (a 60-block GPT-2's model takes seconds to build).
+func TestActMILPLimits(t *testing.T) {
+	if _, err := milp.Lookup("highs"); err != nil {
+		t.Skip("needs HiGHS")
+	}
+	dir := t.TempDir()
+	small := filepath.Join(dir, "g12.json")
+	code, _, stderr := run(t, "gen", "zoo", "gpt2", "--hidden", "256", "--heads", "4", "--layers", "12", "--seq", "128", "--batch", "4", "-o", small)
+	require.Equal(t, 0, code, stderr)
+	args := []string{"--chain", small, "--mem", "273489920B", "--bandwidth", "12GB/s", "--max-memory", "256KiB"}
+
+	code, out, stderr := run(t, append([]string{"offload-act", "--algo", "milp"}, args...)...)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	assert.Contains(t, stderr, "above the memory limit of 0.25 MiB (--max-memory)")
+
+	code, out, stderr = run(t, append([]string{"offload-act", "--algo", "all", "--json"}, args...)...)
+	require.Equal(t, 0, code, stderr)
+	var rep ActReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Contains(t, rep.LowerBounds.MILPNote, "not run: ")
+	assert.Nil(t, rep.LowerBounds.MILP)
+	for _, r := range rep.Results {
+		assert.NotEqual(t, "milp", r.Algo)
+	}
+
+	code, out, stderr = run(t, append([]string{"bound", "--problem", "act-offload"}, args...)...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "bound milp           -         not run: ")
+
+	long := filepath.Join(dir, "g60.json")
+	code, _, stderr = run(t, "gen", "zoo", "gpt2", "--layers", "60", "-o", long)
+	require.Equal(t, 0, code, stderr)
+	code, out, stderr = run(t, "offload-act", "--chain", long, "--mem", "160GiB", "--bandwidth", "12GB/s", "--algo", "milp", "--time-limit", "0.2", "--json")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "time-limit", rep.LowerBounds.MILPStatus)
+	assert.Nil(t, rep.LowerBounds.MILP)
+	assert.Contains(t, rep.LowerBounds.CertifiedBy["milp"], "stopped while building the model")
+	assert.True(t, rep.Verified)
+}

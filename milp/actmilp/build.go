@@ -1,10 +1,12 @@
 package actmilp
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 
+	"github.com/memsched/memsched/instances"
 	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/model"
@@ -26,6 +28,32 @@ type Options struct {
 	// prefetch starts, keeping the interval link work (bucketRows): a relaxation (001 §5's
 	// interruptible transfers with whole activations), not the exact model.
 	Interruptible bool
+	// MaxMemory caps the model's estimated memory in bytes (milp.ModelBytes of its nonzeros,
+	// HiGHS's copies included): Build stops with a *TooLargeError once the model passes it
+	// (0: no cap). The energy and prefetch-memory rows grow as the cube of the chain's length
+	// (a 300-stage chain: tens of millions of nonzeros), so the command line always sets it.
+	MaxMemory int64
+	// Stop, when closed, stops Build with ErrStopped (the caller's deadline or Ctrl-C: building
+	// the model of a long chain takes longer than many time limits).
+	Stop <-chan struct{}
+}
+
+// ErrStopped says that Build was stopped (Options.Stop closed) before the model was complete.
+var ErrStopped = errors.New("actmilp: stopped while building the model")
+
+// TooLargeError says that the model passed Options.MaxMemory while it was being built.
+type TooLargeError struct {
+	// Operations is L+1 (001's layers, as certify counts them), Candidates the activations
+	// the model may move.
+	Operations, Candidates int
+	// Nonzeros is the model's size when Build stopped, Bytes its estimate, Limit the cap.
+	Nonzeros     int
+	Bytes, Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("actmilp: the exact MILP on %d operations (%d candidate activations) passed %s (%d nonzeros, estimated) while being built, above the memory limit of %s (--max-memory); its energy and memory rows grow as the cube of the chain's length: use the heuristics (greedy, dynprog) and the relaxations' bounds, or a larger --max-memory",
+		e.Operations, e.Candidates, instances.FormatSize(e.Bytes), e.Nonzeros, instances.FormatSize(e.Limit))
 }
 
 // Formulation is the model with handles to its variables. Operations are numbered by
@@ -65,6 +93,29 @@ type Formulation struct {
 	lb    map[model.Var]float64
 	ub    map[model.Var]float64
 	round float64 // seconds per model time unit
+	halt  error   // why Build stopped (halted), nil while it goes on
+}
+
+// halted reports whether Build must stop: the model passed Options.MaxMemory or Options.Stop
+// is closed. The phases check it in their loops (often enough that the model never grows much
+// past the cap) and return at once; Build then returns f.halt.
+func (f *Formulation) halted() bool {
+	if f.halt != nil {
+		return true
+	}
+	if mx := f.Options.MaxMemory; mx > 0 {
+		if nnz := f.Model.NumNonzeros(); milp.ModelBytes(nnz) > mx {
+			f.halt = &TooLargeError{Operations: f.n, Candidates: len(f.J), Nonzeros: nnz, Bytes: milp.ModelBytes(nnz), Limit: mx}
+			return true
+		}
+	}
+	select {
+	case <-f.Options.Stop:
+		f.halt = ErrStopped
+		return true
+	default:
+		return false
+	}
 }
 
 // pos returns the position of F_i (backward false) or B_i.
@@ -230,17 +281,24 @@ func Build(p *act.Problem, o Options) (*Formulation, error) {
 		m.AddGE(fmt.Sprintf("read_first_%d", j), *row().Add(f.B[c], 1).Add(f.S[f.pos(j, false)], -1), f.u[f.pos(j, false)])
 		m.AddGE(fmt.Sprintf("back_%d", j), *row().Add(f.S[f.pos(j, true)], 1).Add(f.B[c], -1).Add(f.O[c], -d), 0)
 	}
+	phases := []func(){f.positionRows, f.memoryRows}
 	if !o.Interruptible {
-		f.linkRows(lst, endF)
+		phases = append([]func(){func() { f.linkRows(lst, endF) }}, phases...)
 	}
-	f.positionRows()
-	f.memoryRows()
 	if !o.Plain || o.Interruptible {
-		f.energyRows()
-		f.bucketRows()
+		phases = append(phases, f.energyRows, f.bucketRows)
 	}
 	if !o.Plain && !o.Interruptible {
-		f.symmetryRows()
+		phases = append(phases, f.symmetryRows)
+	}
+	for _, phase := range phases {
+		if f.halted() {
+			break
+		}
+		phase()
+	}
+	if f.halt != nil {
+		return nil, f.halt
 	}
 	if err := m.Err(); err != nil {
 		return nil, fmt.Errorf("actmilp: %w", err)
@@ -300,6 +358,9 @@ func (f *Formulation) linkRows(lst func(int) float64, endF func(int) float64) {
 	dur := func(t int) float64 { return f.dur(f.J[t/2]) }
 	eps := 1e-9 * math.Max(1, f.Units.Secs(f.Upper))
 	for t := 0; t < nt; t++ {
+		if f.halted() {
+			return
+		}
 		for t2 := 0; t2 < nt; t2++ {
 			if t == t2 || (t2 == t+1 && t%2 == 0) || (t == t2+1 && t2%2 == 0) {
 				continue // the offload of x_j precedes its prefetch (rows offload_first, back)
@@ -317,6 +378,9 @@ func (f *Formulation) linkRows(lst func(int) float64, endF func(int) float64) {
 		}
 	}
 	for t := 0; t < nt; t++ {
+		if f.halted() {
+			return
+		}
 		for t2 := t + 1; t2 < nt; t2++ {
 			if t2 == t+1 && t%2 == 0 {
 				continue
@@ -336,6 +400,9 @@ func (f *Formulation) linkRows(lst func(int) float64, endF func(int) float64) {
 	}
 	// In a fixed order (not the map's), so that the model and its files are the same each run.
 	for t := 0; t < nt; t++ {
+		if f.halted() {
+			return
+		}
 		for t2 := 0; t2 < nt; t2++ {
 			v := f.Lambda(t, t2)
 			if v < 0 {
@@ -364,6 +431,9 @@ func (f *Formulation) positionRows() {
 	m := f.Model
 	f.kpos = make([][]int, len(f.J))
 	for c, j := range f.J {
+		if f.halted() {
+			return
+		}
 		for k := j + 1; k <= 2*f.n-2-j; k++ {
 			if f.Tight[k] {
 				f.kpos[c] = append(f.kpos[c], k)
@@ -511,6 +581,9 @@ func (f *Formulation) memoryRows() {
 	p := f.Problem
 	M := f.Units.Mem(p.MGPU)
 	for k := 0; k < 2*f.n; k++ {
+		if f.halted() {
+			return
+		}
 		if !f.Tight[k] {
 			continue
 		}
@@ -525,6 +598,9 @@ func (f *Formulation) memoryRows() {
 		m.AddGE(fmt.Sprintf("mem_%s", f.opName(k)), e, f.m[k]-M)
 	}
 	for c2, j2 := range f.J {
+		if f.halted() {
+			return
+		}
 		pls := f.places(c2)
 		if len(pls) == 0 || f.Options.Interruptible {
 			continue
@@ -579,6 +655,9 @@ func (f *Formulation) memoryRows() {
 func (f *Formulation) energyRows() {
 	m := f.Model
 	for cq, q := range f.J {
+		if f.halted() {
+			return
+		}
 		e := model.Expr{}
 		e.Add(f.S[f.pos(q, true)], 1)
 		rhs := 0.0
@@ -592,10 +671,16 @@ func (f *Formulation) energyRows() {
 		m.AddGE(fmt.Sprintf("round_trips_%d", q), e, rhs)
 	}
 	for k := 0; k < 2*f.n; k++ {
+		if f.halted() {
+			return
+		}
 		if !f.Tight[k] {
 			continue
 		}
 		for cq, q := range f.J {
+			if f.halted() {
+				return
+			}
 			if f.inWindow(q, k) {
 				e := model.Expr{}
 				e.Add(f.S[k], 1)
@@ -644,6 +729,9 @@ func (f *Formulation) symmetryRows() {
 	}
 	sort.Slice(sizes, func(a, b int) bool { return sizes[a] < sizes[b] })
 	for _, s := range sizes {
+		if f.halted() {
+			return
+		}
 		cs := bySize[s]
 		for x := 0; x < len(cs); x++ {
 			for y := x + 1; y < len(cs); y++ {
@@ -696,6 +784,9 @@ func (f *Formulation) bucketRows() {
 	}
 	off, pre := make([]tz, len(f.J)), make([]tz, len(f.J))
 	for c, j := range f.J {
+		if f.halted() {
+			return
+		}
 		last := f.pos(j, true) - 1
 		d := f.dur(j)
 		for _, isPre := range []bool{false, true} {

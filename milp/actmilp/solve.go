@@ -2,6 +2,7 @@ package actmilp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -30,6 +31,9 @@ type SolveOptions struct {
 	Params milp.Params
 	// Plain builds the model without its valid inequalities (see Options.Plain).
 	Plain bool
+	// MaxMemory caps the model's estimated memory (Options.MaxMemory; 0: none): above it Solve
+	// returns the *TooLargeError.
+	MaxMemory int64
 }
 
 // Solution is a solve of the exact MILP, in seconds.
@@ -75,12 +79,20 @@ func Solve(ctx context.Context, solvers []milp.Solver, p *act.Problem, opt Solve
 		sol.Note = fmt.Sprintf("an operation needs %d bytes with every other activation away, over M_GPU = %d", p.MinMemory(), p.MGPU)
 		return sol, nil
 	}
-	o := Options{Lower: opt.Lower, Plain: opt.Plain}
+	o := Options{Lower: opt.Lower, Plain: opt.Plain, MaxMemory: opt.MaxMemory, Stop: ctx.Done()}
 	if opt.Start != nil && opt.Start.Feasible {
 		o.Upper = opt.Start.Report.Makespan
 		sol.Best, sol.From = opt.Start, opt.StartName
 	}
 	f, err := Build(p, o)
+	if errors.Is(err, ErrStopped) {
+		// The deadline (or Ctrl-C) came before the model was complete: no solve, no bound,
+		// the start schedule stands.
+		sol.Status = milp.StoppedStatus(ctx)
+		sol.Seconds = time.Since(t0).Seconds()
+		sol.Note = fmt.Sprintf("stopped while building the model (%d operations) after %.1f s, before any solve", p.L()+1, sol.Seconds)
+		return sol, nil
+	}
 	if err != nil {
 		return nil, err
 	}
