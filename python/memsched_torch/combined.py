@@ -73,6 +73,7 @@ class Combined:
     budget: int = None
     peak: int = None  # memsched's peak_memory, when given
     makespan: float = None
+    stages: int = None  # the chain's stage count the file says it was made for
 
     def to_json(self):
         return {"ops": [dict({"op": o.op.kind, "stage": o.op.stage}, **({"wait": o.wait} if o.wait else {}))
@@ -142,7 +143,7 @@ def parse_combined(text, source="schedule", algo=None):
                                     + (" (after is required; -1: no compute dependency)" if name == "after" else ""))
         trs.append(CTransfer(kind, stage, tensor == "abar", after))
     return Combined(ops, trs, algo=meta.get("algo"), bandwidth=top.get("bandwidth"), budget=top.get("budget"),
-                    peak=meta.get("peak_memory"), makespan=meta.get("makespan"))
+                    peak=meta.get("peak_memory"), makespan=meta.get("makespan"), stages=top.get("stages"))
 
 
 # --- strict timing (verify/combined.Check) ---
@@ -418,6 +419,9 @@ def check_combined(sched, chain, n=None, bandwidth=None, budget=None):
     chain). Returns the Replay."""
     if n is not None and len(chain) != n:
         raise ScheduleError(f"the chain has {len(chain)} stages (loss included) but the model has {n}")
+    if sched.stages is not None and sched.stages != len(chain):
+        raise ScheduleError(f"the schedule was made for a chain of {sched.stages} stages; this chain has {len(chain)} "
+                            "(loss included)")
     bw = bandwidth or sched.bandwidth
     if budget is None:
         budget = sched.budget
