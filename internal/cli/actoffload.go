@@ -445,8 +445,8 @@ Algorithms:
 				if r.From != "" {
 					name += " [" + r.From + "]"
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d (%s)\t%s\t%v\n", name, fmtTime(*r.Makespan), ratio, len(r.Offloaded),
-					instances.FormatSize(r.Bytes), instances.FormatSize(r.PeakMemory), r.Verified)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d (%s)\t%s\t%s\n", name, fmtTime(*r.Makespan), ratio, len(r.Offloaded),
+					instances.FormatSize(r.Bytes), instances.FormatSize(r.PeakMemory), yesNo(r.Verified))
 			}
 			return w.Flush()
 		},
