@@ -2,7 +2,8 @@
 
 Commands:
   profile  profile a model as a memsched chain (memsched.chain/v1)
-  run      execute a given remat sequence or activation-offloading schedule for one iteration
+  run      execute a given remat sequence, activation-offloading schedule or combined
+           remat + offloading schedule (memsched remat-offload) for one iteration
   plan     profile, ask memsched certify for the best schedule under a budget, execute, compare
 
 Examples:
@@ -11,6 +12,8 @@ Examples:
   python -m memsched_torch plan --model resnet18 --batch 8 --image 128 --mem 48MiB --bandwidth 12GB/s --json
   memsched remat --chain r18.json --mem 60MiB --algo floating --json > s.json
   python -m memsched_torch run --model resnet18 --batch 8 --image 224 --chain r18.json --sequence s.json
+  memsched remat-offload --chain r18.json --mem 50MiB --bandwidth 2GB/s --algo all --json > c.json
+  python -m memsched_torch run --model resnet18 --batch 8 --image 224 --chain r18.json --remat-offload c.json --algo pofo
 
 Models: torchvision resnet*/vgg* (--image), mlp (--input-shape N), transformer (--layers, --hidden,
 --heads, --seq: a stack of nn.TransformerEncoderLayer), or --sequential module:function (an
@@ -90,8 +93,11 @@ def cmd_run(args):
     from . import offload
     from .schedule import Chain, parse_size, simulate
 
-    if bool(args.sequence) == bool(args.offload):
-        raise ScheduleError("give exactly one of --sequence FILE (remat) and --offload FILE (act-offload)")
+    if sum(1 for f in (args.sequence, args.offload, args.remat_offload) if f) != 1:
+        raise ScheduleError("give exactly one of --sequence FILE (remat), --offload FILE (act-offload) and "
+                            "--remat-offload FILE (combined)")
+    if args.algo and not args.remat_offload:
+        raise ScheduleError("--algo picks a result of a --remat-offload file")
     try:
         chain = Chain.load(args.chain)
     except OSError as e:
@@ -108,6 +114,14 @@ def cmd_run(args):
         if budget is not None and sim.peak > budget:
             raise ScheduleError(f"{args.sequence}: the sequence needs {sim.peak} B (step {sim.peak_op + 1}, "
                                 f"{ops[sim.peak_op]}) on this chain, over the budget --mem {budget} B")
+    elif args.remat_offload:
+        from . import combined
+
+        sched = combined.parse_combined(_read(args.remat_offload), source=args.remat_offload, algo=args.algo)
+        try:
+            combined.check_combined(sched, chain, bandwidth=_rate(args.bandwidth), budget=budget)
+        except ScheduleError as e:
+            raise ScheduleError(f"{args.remat_offload}: {e}") from None
     else:
         timed = offload.parse_timed(_read(args.offload), source=args.offload)
         offload.check_timed(timed, len(chain))
@@ -119,10 +133,12 @@ def cmd_run(args):
     if len(net.modules) != len(chain):
         raise ScheduleError(f"{args.chain} has {len(chain)} stages (loss included) but the model splits into "
                             f"{len(net.modules)}: profile this model with the same options")
-    from .measure import measure_offload, measure_remat
+    from .measure import measure_combined, measure_offload, measure_remat
 
     if args.sequence:
         m = measure_remat(net, x, chain, ops, runs=args.runs, free=args.free)
+    elif args.remat_offload:
+        m = measure_combined(net, x, chain, sched, bandwidth=_rate(args.bandwidth), budget=budget, runs=args.runs)
     else:
         m = measure_offload(net, x, chain, timed, bandwidth=_rate(args.bandwidth), runs=args.runs)
     report = {"predicted_peak": m.predicted_peak, "measured_peak": m.measured_peak,
@@ -133,6 +149,9 @@ def cmd_run(args):
     if args.offload:
         report["host_peak"] = m.host_peak
         report["transfers"] = [{"kind": k, "index": j, "bytes": b, "after_step": s} for k, j, b, s in m.transfers]
+    if args.remat_offload:
+        report["host_peak"] = m.host_peak
+        report["transfers"] = [{"kind": k, "tensor": t, "bytes": b, "after_step": s} for k, t, b, s in m.transfers]
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -148,6 +167,8 @@ def cmd_run(args):
         sys.stdout.write(f"time      predicted {pt}, measured {m.measured_time * 1e3:.1f} ms\n")
         sys.stdout.write(f"forwards  {' '.join(map(str, m.forwards))}"
                          f"{'' if m.forwards == m.forwards_expected else '  MISMATCH'}\n")
+        for k, t, b, s in (m.transfers if args.remat_offload else []):
+            sys.stdout.write(f"transfer  {k} {t} ({b} B) after step {s}\n")
         sys.stdout.write(f"gradients {'equal to plain training (bitwise)' if m.grads_match else m.grads_detail}\n")
     return 0 if m.grads_match and m.forwards == m.forwards_expected else 1
 
@@ -217,15 +238,26 @@ def main(argv=None):
     p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     p.set_defaults(fn=cmd_profile)
 
-    p = sub.add_parser("run", help="execute a remat sequence or an offloading schedule",
+    p = sub.add_parser("run", help="execute a remat sequence, an offloading schedule or a combined one",
                        description="Execute a schedule for one training iteration and compare with the chain's "
-                       "prediction and with plain training.")
+                       "prediction and with plain training: a remat sequence (--sequence), an activation-offloading "
+                       "schedule (--offload) or a combined remat + offloading schedule (--remat-offload, memsched "
+                       "remat-offload --json; checked against the chain by verify/combined's strict timing, "
+                       "replayed here exactly, before anything runs).",
+                       epilog="example: memsched remat-offload --chain r18.json --mem 50MiB --bandwidth 2GB/s "
+                       "--algo all --json > c.json; python -m memsched_torch run --model resnet18 --batch 8 "
+                       "--image 224 --chain r18.json --remat-offload c.json --algo pofo")
     _model_args(p)
     p.add_argument("--chain", required=True, help="the model's chain (profile), which the schedule was made for")
     p.add_argument("--sequence", help="remat sequence: memsched remat --json output, a JSON list, or Fall^1 … B^1")
     p.add_argument("--offload", help="act-offload schedule: memsched offload-act --json output or the plain format")
-    p.add_argument("--mem", help="budget: refuse a schedule whose peak exceeds it")
-    p.add_argument("--bandwidth", help="link rate for --offload when the file does not say it (e.g. 12GB/s)")
+    p.add_argument("--remat-offload", help="combined schedule: memsched remat-offload --json output (or one "
+                   "result, or a bare schedule.Combined)")
+    p.add_argument("--algo", help="--remat-offload: the result of this strategy (default: the first feasible)")
+    p.add_argument("--mem", help="budget: refuse a schedule whose peak exceeds it (--remat-offload: default the "
+                   "file's budget)")
+    p.add_argument("--bandwidth", help="link rate for --offload/--remat-offload when the file does not say it "
+                   "(e.g. 12GB/s)")
     p.add_argument("--free", choices=("model", "eager"), default="model",
                    help="model: ā^ℓ lives until B^ℓ ends (004); eager: autograd frees as it goes")
     p.add_argument("--json", action="store_true")

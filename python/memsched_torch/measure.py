@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import offload, remat
+from . import combined, offload, remat
 from .schedule import simulate
 from .tracker import StorageTracker
 
@@ -60,6 +60,18 @@ def measure_offload(net, x, chain, timed, bandwidth=None, runs=3, mode=None):
                     lambda tr: offload.execute_offload(net, x, timed, chain, bandwidth=bandwidth, mode=mode,
                                                        tracker=tr),
                     timed.peak, timed.makespan, [1] * n, None)
+
+
+def measure_combined(net, x, chain, sched, bandwidth=None, budget=None, runs=3, mode=None):
+    """Execute a combined schedule; the predicted peak is memsched's peak_memory (the schedule's
+    own), else the exact replay's; the predicted time the strict makespan."""
+    rep = combined.check_combined(sched, chain, n=len(net.modules), bandwidth=bandwidth, budget=budget)
+    return _measure(net, x, runs,
+                    lambda tr: combined.execute_combined(net, x, sched, chain, bandwidth=bandwidth, budget=budget,
+                                                         mode=mode, tracker=tr),
+                    sched.peak if sched.peak is not None else rep.peak,
+                    sched.makespan if sched.makespan is not None else float(rep.makespan),
+                    rep.forwards[1:], combined.step_peaks(rep))
 
 
 def _measure(net, x, runs, run, predicted_peak, predicted_time, expected_forwards, predicted_steps):

@@ -169,75 +169,102 @@ class Simulation:
     forwards: list  # forwards per stage, index 0 unused
 
 
+class RematState:
+    """004's state (SPEC §1; memsched's verify.RematState): what each stage stores (NONE, PLAIN
+    a^ℓ or FULL ā^ℓ; index 0 is a^0) and the current gradient δ^t."""
+
+    def __init__(self, chain):
+        self.chain = chain
+        self.acts = [NONE] * (len(chain) + 1)
+        self.acts[0] = PLAIN
+        self.t = len(chain)
+
+    def size(self, l, full):
+        """Bytes of a^ℓ (full False) or ā^ℓ (full True; a^0 for ℓ = 0)."""
+        if l == 0:
+            return self.chain.a0
+        return self.chain.stage(l).abar if full else self.chain.stage(l).a
+
+    def memory(self):
+        m = self.chain.size_delta(self.t)
+        for l, a in enumerate(self.acts):
+            if a != NONE:
+                m += self.size(l, a == FULL)
+        return m
+
+    def apply(self, op):
+        """Apply op; return the memory during it. Raises ScheduleError (the reason alone) when
+        op is not valid in this state; the state is then unchanged."""
+        chain, acts, n = self.chain, self.acts, len(self.chain)
+        l = op.stage
+        if l < 1 or l > n:
+            raise ScheduleError(f"stage {l} out of range 1..{n} (the chain has {n} stages, the loss included)")
+        if self.t == 0:
+            raise ScheduleError("the sequence is already complete (δ^0 exists)")
+        st = chain.stage(l)
+        base = self.memory()
+        prev = acts[l - 1]
+        if op.kind in ("Fall", "Fck", "Fn"):
+            if l > self.t:
+                raise ScheduleError(f"F^{l} is after the current gradient δ^{self.t}: stage {l} is already "
+                                    "back-propagated")
+            if prev == NONE:
+                raise ScheduleError(f"input a^{l - 1} is not stored")
+            if op.kind == "Fn" and prev != PLAIN:
+                raise ScheduleError(f"F_∅^{l} needs a plain a^{l - 1}, but ā^{l - 1} is stored")
+            if acts[l] == FULL:
+                raise ScheduleError(f"ā^{l} is already stored")
+            if acts[l] == PLAIN and op.kind != "Fall":
+                raise ScheduleError(f"a^{l} is already stored")
+            mem = base + (st.abar if op.kind == "Fall" else st.a) + st.of
+            if op.kind == "Fn":
+                acts[l - 1] = NONE
+            acts[l] = FULL if op.kind == "Fall" else PLAIN
+        else:
+            if self.t != l:
+                raise ScheduleError(f"δ^{l} is not stored (the current gradient is δ^{self.t})")
+            if acts[l] != FULL:
+                raise ScheduleError(f"ā^{l} is not stored")
+            if prev == NONE:
+                raise ScheduleError(f"input a^{l - 1} is not stored")
+            mem = base + chain.size_delta(l - 1) + st.ob
+            acts[l] = NONE
+            if prev == PLAIN:
+                acts[l - 1] = NONE
+            self.t = l - 1
+        return mem
+
+    def copy(self):
+        c = RematState.__new__(RematState)
+        c.chain, c.acts, c.t = self.chain, list(self.acts), self.t
+        return c
+
+
 def simulate(chain, ops, source="sequence"):
     """Replay ops under 004's rules (SPEC §1; memsched's verify.RematState.Apply): the memory of
     every operation, the makespan and the peak. Raises ScheduleError naming the first operation
     that is not valid, as memsched verify would."""
     n = len(chain)
-    acts = [NONE] * (n + 1)
-    acts[0] = PLAIN
-    t = n  # the current gradient δ^t
-
-    def stored():
-        m = chain.size_delta(t)
-        for l, a in enumerate(acts):
-            if a == PLAIN:
-                m += chain.size_a(l)
-            elif a == FULL:
-                m += chain.a0 if l == 0 else chain.stage(l).abar
-        return m
-
-    peak, peak_op, makespan = stored(), -1, 0.0
+    state = RematState(chain)
+    peak, peak_op, makespan = state.memory(), -1, 0.0
     memory = []
     forwards = [0] * (n + 1)
     for i, op in enumerate(ops):
-        l = op.stage
-
-        def bad(reason):
-            return ScheduleError(f"{source}: step {i + 1} ({op}): {reason}")
-
-        if l < 1 or l > n:
-            raise bad(f"stage {l} out of range 1..{n} (the chain has {n} stages, the loss included)")
-        if t == 0:
-            raise bad("the sequence is already complete (δ^0 exists)")
-        st = chain.stage(l)
-        base = stored()
-        prev = acts[l - 1]
-        if op.kind in ("Fall", "Fck", "Fn"):
-            if l > t:
-                raise bad(f"F^{l} is after the current gradient δ^{t}: stage {l} is already back-propagated")
-            if prev == NONE:
-                raise bad(f"input a^{l - 1} is not stored")
-            if op.kind == "Fn" and prev != PLAIN:
-                raise bad(f"F_∅^{l} needs a plain a^{l - 1}, but ā^{l - 1} is stored")
-            if acts[l] == FULL:
-                raise bad(f"ā^{l} is already stored")
-            if acts[l] == PLAIN and op.kind != "Fall":
-                raise bad(f"a^{l} is already stored")
-            mem = base + (st.abar if op.kind == "Fall" else st.a) + st.of
-            if op.kind == "Fn":
-                acts[l - 1] = NONE
-            acts[l] = FULL if op.kind == "Fall" else PLAIN
-            makespan += st.uf
-            forwards[l] += 1
-        else:
-            if t != l:
-                raise bad(f"δ^{l} is not stored (the current gradient is δ^{t})")
-            if acts[l] != FULL:
-                raise bad(f"ā^{l} is not stored")
-            if prev == NONE:
-                raise bad(f"input a^{l - 1} is not stored")
-            mem = base + chain.size_delta(l - 1) + st.ob
-            acts[l] = NONE
-            if prev == PLAIN:
-                acts[l - 1] = NONE
-            t = l - 1
+        try:
+            mem = state.apply(op)
+        except ScheduleError as e:
+            raise ScheduleError(f"{source}: step {i + 1} ({op}): {e}") from None
+        st = chain.stage(op.stage)
+        if op.kind == "B":
             makespan += st.ub
+        else:
+            makespan += st.uf
+            forwards[op.stage] += 1
         memory.append(mem)
         if mem > peak:
             peak, peak_op = mem, i
-    if t != 0:
-        raise ScheduleError(f"{source}: the sequence ends before δ^0 is computed (current gradient δ^{t})")
+    if state.t != 0:
+        raise ScheduleError(f"{source}: the sequence ends before δ^0 is computed (current gradient δ^{state.t})")
     return Simulation(makespan=makespan, peak=peak, peak_op=peak_op, memory=memory, forwards=forwards)
 
 
