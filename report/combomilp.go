@@ -37,9 +37,13 @@ func comboMILP(ctx context.Context, in Input, lr *LeverReport, budget int64, dea
 		defer in.Progress.Done()
 	}
 	t0 := time.Now()
-	b, err := combinedlb.Solve(ctx, []milp.Solver{s}, in.Chain, budget, in.Bandwidth, milp.Params{TimeLimit: left}, verified)
+	b, err := combinedlb.Solve(ctx, []milp.Solver{s}, in.Chain, budget, in.Bandwidth, milp.Params{TimeLimit: left}, verified, memoryLimit(in))
 	if err != nil {
-		lr.Notes = append(lr.Notes, fmt.Sprintf("milp: %v", err))
+		lr.Notes = append(lr.Notes, fmt.Sprintf("milp: not run: %v", err))
+		return
+	}
+	if b.Guarded == nil {
+		lr.Notes = append(lr.Notes, fmt.Sprintf("milp: %s while its model was built (%.1f s): no bound", b.Status, time.Since(t0).Seconds()))
 		return
 	}
 	bound := Bound{Name: "MILP (relaxation)", Kind: MILP, Status: b.Status.String(), Seconds: time.Since(t0).Seconds(),

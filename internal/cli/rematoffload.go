@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -29,6 +30,8 @@ type RematOffloadOptions struct {
 	Solver    string
 	TimeLimit float64
 	NoMILP    bool
+	// maxMemory is --max-memory, parsed.
+	maxMemory string
 }
 
 // ComboBound is one lower bound of `memsched remat-offload`: its value in seconds (null when
@@ -113,7 +116,10 @@ half-duplex link moving whole tensors, synchronized by dependencies — and vali
 timing by verify/combined (makespan). Inputs the plan offloads are kept, one at a time, while
 that shortens the strict schedule (kept_by_polish; --no-polish to skip). Bounds: Σ(u_f+u_b) bounds every schedule; with --slots
 exact the optimum of the class in the fluid model without the turn's idle bounds the class's
-strict schedules only (docs/remat-offload.md). An infeasible budget is a result, not an error.`,
+strict schedules only (docs/remat-offload.md); the relaxation MILP (milp/combinedlb) bounds every
+schedule (lower_bounds.milp). An infeasible budget is a result, not an error. --time-limit covers
+the whole command and --max-memory the MILP's model (it grows as the cube of the chain's length):
+what they stop is a note in the output, never a wrong number.`,
 		Example: `  memsched remat-offload --mem 80MiB --bandwidth 1GB/s                     # toy chain, the DP
   memsched remat-offload --mem 80MiB --bandwidth 1GB/s --algo all --json
   memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
@@ -134,7 +140,8 @@ strict schedules only (docs/remat-offload.md). An infeasible budget is a result,
 	f.IntVar(&o.LinkSlots, "link-slots", 0, "the DP's grid for queued and backlogged bytes, coarser than --slots (0: the same)")
 	f.IntVar(&o.MaxStates, "max-states", 0, "cap on the DP's states (0: 20000000); above it the DP stops with an error")
 	f.BoolVar(&o.NoPolish, "no-polish", false, "re-time each algorithm's plan as it is (by default inputs it offloads are kept while that shortens the strict schedule)")
-	f.Float64Var(&o.TimeLimit, "time-limit", 60, "time limit in seconds of the relaxation MILP (lower_bounds.milp)")
+	f.Float64Var(&o.TimeLimit, "time-limit", 60, "wall-time budget in seconds of the whole command: a DP still searching then stops (its row says so; the heuristics always run), the relaxation MILP gets what is left")
+	addMaxMemoryFlag(f, &o.maxMemory)
 	f.StringVar(&o.Solver, "solver", "", "MILP backend of the relaxation: highs|lpsolve (default: the best compiled in)")
 	f.BoolVar(&o.NoMILP, "no-milp", false, "skip the relaxation MILP")
 	return cmd
@@ -150,6 +157,7 @@ func comboAlgoHelp() string {
 }
 
 func runRematOffload(o *RematOffloadOptions, io *IO) error {
+	start := time.Now()
 	if o.Mem == "" {
 		return usageErrorf("remat-offload: --mem is required (e.g. --mem 80MiB)")
 	}
@@ -196,6 +204,13 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 	if err := checkTimeLimit(o.TimeLimit); err != nil {
 		return err
 	}
+	maxMem, err := maxMemoryFlag(o.maxMemory)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withTimeLimit(context.Background(), start, o.TimeLimit)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
 	var solvers []milp.Solver
 	if !o.NoMILP && (o.Solver != "" || realMILPBackend()) {
 		if solvers, err = boundSolvers(o.Solver); err != nil {
@@ -205,13 +220,13 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 			solvers = nil // the enumerating referee: no MILP of this size
 		}
 	}
-	opt := leverro.Options{Slots: slots, Exact: exact, Inner: inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, NoPolish: o.NoPolish}
+	opt := leverro.Options{Slots: slots, Exact: exact, Inner: inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, NoPolish: o.NoPolish, Deadline: deadline}
 	rep, err := RunRematOffload(c, source, budget, beta, algos, opt)
 	if err != nil {
 		return err
 	}
 	if solvers != nil {
-		if err := comboMILP(rep, c, budget, beta, solvers, o.TimeLimit); err != nil {
+		if err := comboMILP(ctx, rep, c, budget, beta, solvers, maxMem); err != nil {
 			return err
 		}
 	}
@@ -252,7 +267,16 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		st, _ := leverro.Lookup(a)
 		start := time.Now()
 		out, err := st.Run(c, budget, beta, opt)
-		if err != nil {
+		switch {
+		case errors.Is(err, dp.ErrDeadline):
+			rep.Results = append(rep.Results, ComboResult{Algo: a, Seconds: time.Since(start).Seconds(),
+				Note: "stopped at the time limit (--time-limit) before the DP finished: " + err.Error()})
+			continue
+		case errors.Is(err, dp.ErrTooManyStates):
+			rep.Results = append(rep.Results, ComboResult{Algo: a, Seconds: time.Since(start).Seconds(),
+				Note: "not finished: " + err.Error() + " (--max-states, or fewer --slots / --link-slots)"})
+			continue
+		case err != nil:
 			return nil, fmt.Errorf("remat-offload: %w", err)
 		}
 		res := ComboResult{Algo: a, Seconds: time.Since(start).Seconds()}
@@ -334,7 +358,7 @@ func printRematOffload(io *IO, rep *ComboReport) error {
 // on every strict schedule, not only the class's) against the best verified makespan of the
 // report, reports it as lower_bounds.milp, and takes it as the ratios' reference when above Σu.
 // A verified makespan below it is a bug, never printed.
-func comboMILP(rep *ComboReport, c *instances.Chain, budget int64, beta float64, solvers []milp.Solver, limit float64) error {
+func comboMILP(ctx context.Context, rep *ComboReport, c *instances.Chain, budget int64, beta float64, solvers []milp.Solver, maxMemory int64) error {
 	verified := math.NaN()
 	for _, r := range rep.Results {
 		if r.Feasible && (math.IsNaN(verified) || *r.Makespan < verified) {
@@ -342,9 +366,23 @@ func comboMILP(rep *ComboReport, c *instances.Chain, budget int64, beta float64,
 		}
 	}
 	start := time.Now()
-	b, err := combinedlb.Solve(context.Background(), solvers, c, budget, beta, milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))}, verified)
+	if ctx.Err() != nil {
+		rep.LowerBounds.MILP = &ComboBound{Scope: "global", CertifiedBy: "relaxation MILP (milp/combinedlb): not run, the time limit (--time-limit) was spent by the algorithms"}
+		return nil
+	}
+	b, err := combinedlb.Solve(ctx, solvers, c, budget, beta, milp.Params{}, verified, maxMemory)
+	var tl *combinedlb.TooLargeError
+	if errors.As(err, &tl) {
+		rep.LowerBounds.MILP = &ComboBound{Scope: "global", CertifiedBy: "relaxation MILP: not run: " + err.Error()}
+		return nil
+	}
 	if err != nil {
 		return err
+	}
+	if b.Guarded == nil { // stopped while its model was built
+		rep.LowerBounds.MILP = &ComboBound{Scope: "global", Note: fmt.Sprintf("%s, %.2f s", b.Status, time.Since(start).Seconds()),
+			CertifiedBy: "relaxation MILP (milp/combinedlb): stopped at the time limit (--time-limit) while its model was built"}
+		return nil
 	}
 	cb := &ComboBound{Scope: "global", Note: fmt.Sprintf("%s, %s, %.2f s", b.Status, b.Guarded.Solver, time.Since(start).Seconds())}
 	switch {

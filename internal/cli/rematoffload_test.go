@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/combinedlb"
 )
 
@@ -151,4 +152,39 @@ func TestRematOffloadBadInput(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", tc.args, stderr)
 		assert.Contains(t, stderr, tc.want, "%v", tc.args)
 	}
+}
+
+// TestRematOffloadLimits: --time-limit covers the whole command — a DP still searching at the
+// deadline stops and its row says so, the heuristics' schedules stand, verified, and the MILP
+// says it was not run — and --max-memory caps the relaxation MILP's model, which is then
+// reported as not run with its size, not built.
+func TestRematOffloadLimits(t *testing.T) {
+	if _, err := milp.Lookup("highs"); err != nil {
+		t.Skip("needs HiGHS")
+	}
+	path := filepath.Join(t.TempDir(), "g60.json")
+	code, _, stderr := run(t, "gen", "zoo", "gpt2", "--layers", "60", "-o", path)
+	require.Equal(t, 0, code, stderr)
+	code, out, stderr := run(t, "remat-offload", "--chain", path, "--mem", "160GiB", "--bandwidth", "12GB/s", "--algo", "all", "--time-limit", "0.5", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep ComboReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Results, 3)
+	assert.False(t, rep.Results[0].Feasible)
+	assert.Contains(t, rep.Results[0].Note, "stopped at the time limit (--time-limit)")
+	for _, r := range rep.Results[1:] {
+		assert.True(t, r.Feasible && r.Verified, r.Algo)
+	}
+	require.NotNil(t, rep.LowerBounds.MILP)
+	assert.Nil(t, rep.LowerBounds.MILP.Value)
+	assert.Contains(t, rep.LowerBounds.MILP.CertifiedBy, "not run")
+
+	code, out, stderr = run(t, "remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--max-memory", "16KiB", "--json")
+	require.Equal(t, 0, code, stderr)
+	rep = ComboReport{}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.NotNil(t, rep.LowerBounds.MILP)
+	assert.Nil(t, rep.LowerBounds.MILP.Value)
+	assert.Contains(t, rep.LowerBounds.MILP.CertifiedBy, "above the memory limit of 0.02 MiB (--max-memory)")
+	assert.True(t, rep.Results[0].Verified)
 }

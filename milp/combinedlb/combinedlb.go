@@ -35,6 +35,7 @@
 package combinedlb
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -85,6 +86,40 @@ func Units(c *instances.Chain, budget int64) milp.Units {
 // included) with one link of beta bytes per second (0: no link, a relaxation of
 // rematerialization alone).
 func Build(c *instances.Chain, budget int64, beta float64) (*Formulation, error) {
+	return BuildWithin(c, budget, beta, Limits{})
+}
+
+// Limits bound the building of the model. Its phase rows grow as the cube of the chain's
+// length (a 300-stage chain: tens of millions of nonzeros, gigabytes and minutes before the
+// solver starts), so the command line always sets them.
+type Limits struct {
+	// MaxMemory caps the model's estimated memory in bytes (milp.ModelBytes of its nonzeros):
+	// BuildWithin stops with a *TooLargeError once the model passes it (0: no cap).
+	MaxMemory int64
+	// Stop, when closed, stops BuildWithin with ErrStopped (the caller's deadline or Ctrl-C).
+	Stop <-chan struct{}
+}
+
+// ErrStopped says that BuildWithin was stopped (Limits.Stop closed) before the model was
+// complete.
+var ErrStopped = errors.New("combinedlb: stopped while building the model")
+
+// TooLargeError says that the model passed Limits.MaxMemory while it was being built.
+type TooLargeError struct {
+	// Stages is the chain's length; Nonzeros the model's size when it stopped, Bytes its
+	// estimated memory, Limit the cap.
+	Stages       int
+	Nonzeros     int
+	Bytes, Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("combinedlb: the relaxation MILP of %d stages passed %s (%d nonzeros, estimated) while being built, above the memory limit of %s (--max-memory); its rows grow as the cube of the chain's length: use Σ(u_f+u_b) (--no-milp) or a larger --max-memory",
+		e.Stages, instances.FormatSize(e.Bytes), e.Nonzeros, instances.FormatSize(e.Limit))
+}
+
+// BuildWithin is Build under lim: it checks the model's size and lim.Stop between phases.
+func BuildWithin(c *instances.Chain, budget int64, beta float64, lim Limits) (*Formulation, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -103,6 +138,24 @@ func Build(c *instances.Chain, budget int64, beta float64) (*Formulation, error)
 	m.Comments = append(m.Comments, un.Comment(),
 		fmt.Sprintf("rematerialization and offloading combined, relaxation MILP (milp/combinedlb): %d stages, budget %d bytes, beta %g B/s", n, budget, beta))
 	f := &Formulation{Model: m, Units: un, Chain: c, Budget: budget, Beta: beta}
+	// halted reports whether the build must stop (checked at the start of every phase, each
+	// O(n²) nonzeros at most), with the reason in haltErr.
+	var haltErr error
+	halted := func() bool {
+		if lim.MaxMemory > 0 {
+			if nnz := m.NumNonzeros(); milp.ModelBytes(nnz) > lim.MaxMemory {
+				haltErr = &TooLargeError{Stages: n, Nonzeros: nnz, Bytes: milp.ModelBytes(nnz), Limit: lim.MaxMemory}
+				return true
+			}
+		}
+		select {
+		case <-lim.Stop:
+			haltErr = ErrStopped
+			return true
+		default:
+			return false
+		}
+	}
 	M := un.Mem(budget)
 	b := beta * un.Time / un.Memory // model memory units per model time unit
 	a := func(j int) float64 { return un.Mem(c.SizeA(j)) }
@@ -130,6 +183,9 @@ func Build(c *instances.Chain, budget int64, beta float64) (*Formulation, error)
 	// cbc and glpsol, docs/checkmate.md).
 	obj.Add(m.AddContinuous("backwards", 1, 1), un.Secs(f.SumUB))
 	for l := n; l >= 1; l-- {
+		if halted() {
+			return nil, haltErr
+		}
 		f.X[l] = make([][3]model.Var, l+1)
 		f.P[l], f.Q[l] = make([]model.Var, l+1), make([]model.Var, l+1)
 		for k := 0; k <= l; k++ {
@@ -174,6 +230,9 @@ func Build(c *instances.Chain, budget int64, beta float64) (*Formulation, error)
 		return e
 	}
 	for l := n; l >= 1; l-- {
+		if halted() {
+			return nil, haltErr
+		}
 		X, P, Q := f.X[l], f.P[l], f.Q[l]
 		// Compute time of the phase's forwards, each variant at least once.
 		e := model.Expr{}
@@ -236,6 +295,9 @@ func Build(c *instances.Chain, budget int64, beta float64) (*Formulation, error)
 	// Memory during B^ℓ: stored after it + what it consumes + δ^{ℓ−1} + o_b, at its start and
 	// end, minus the bytes away; the bytes away at most what is stored and not consumed.
 	for l := 1; l <= n; l++ {
+		if halted() {
+			return nil, haltErr
+		}
 		mem, capE := model.Expr{}, model.Expr{}
 		mem.Constant = a(0) + abar(l) + delta(l) + delta(l-1) + un.Mem(c.Stage(l).OB)
 		if l >= 2 {
@@ -276,6 +338,9 @@ func Build(c *instances.Chain, budget int64, beta float64) (*Formulation, error)
 	// at its end τ + u) within β·(time) of C at the end of B^{ℓ+1} and at the start of B^ℓ:
 	//   need ≤ C_e + β(D − u),  need ≤ C_s + β(D − u),  2·need ≤ C_e + C_s + β(D − u).
 	for l := n; l >= 1; l-- {
+		if halted() {
+			return nil, haltErr
+		}
 		X, P, Q := f.X[l], f.P[l], f.Q[l]
 		// z_j ≥ P_j − [F_∅^{j+1} runs in the phase]: a stored plain a^j present throughout.
 		z := make([]model.Var, l+1)

@@ -75,7 +75,7 @@ func TestBelowEverySchedule(t *testing.T) {
 				verified = math.Min(verified, e.Makespan())
 			}
 		}
-		b, err := combinedlb.Solve(context.Background(), s, c, budget, beta, milp.Params{}, math.NaN())
+		b, err := combinedlb.Solve(context.Background(), s, c, budget, beta, milp.Params{}, math.NaN(), 0)
 		require.NoError(t, err, name)
 		require.Equal(t, milp.Optimal, b.Status, name)
 		if math.IsInf(b.Value, 1) {
@@ -86,7 +86,7 @@ func TestBelowEverySchedule(t *testing.T) {
 		if !math.IsInf(verified, 1) {
 			assert.LessOrEqual(t, b.Value, verified*(1+1e-9), "%s: bound above a verified schedule", name)
 		}
-		big, err := combinedlb.Solve(context.Background(), s, c.Scaled(1<<30), budget<<30, beta*(1<<30), milp.Params{}, math.NaN())
+		big, err := combinedlb.Solve(context.Background(), s, c.Scaled(1<<30), budget<<30, beta*(1<<30), milp.Params{}, math.NaN(), 0)
 		require.NoError(t, err)
 		assert.InDelta(t, b.Value, big.Value, 1e-7*math.Max(1, b.Value), "%s: GiB scale", name)
 		if budget < peak {

@@ -2,6 +2,7 @@ package combinedlb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -32,8 +33,15 @@ type Bound struct {
 // Solve builds and solves the relaxation with milp.SolveGuarded: verified, when not NaN, is
 // the makespan of a schedule validated by verify/combined (or verify/timed, or verify.Remat
 // for a pure rematerialization sequence) — a bound above it or "infeasible" is not believed.
-func Solve(ctx context.Context, solvers []milp.Solver, c *instances.Chain, budget int64, beta float64, p milp.Params, verified float64) (*Bound, error) {
-	f, err := Build(c, budget, beta)
+//
+// maxMemory caps the model's estimated memory (Limits.MaxMemory; 0: none): above it Solve
+// returns the *TooLargeError. A context done while the model is built gives status
+// time-limit (or interrupted) with the value Σ(u_f+u_b), not an error.
+func Solve(ctx context.Context, solvers []milp.Solver, c *instances.Chain, budget int64, beta float64, p milp.Params, verified float64, maxMemory int64) (*Bound, error) {
+	f, err := BuildWithin(c, budget, beta, Limits{MaxMemory: maxMemory, Stop: ctx.Done()})
+	if errors.Is(err, ErrStopped) {
+		return &Bound{Status: milp.StoppedStatus(ctx), Value: c.ComputeTime(), Relaxation: math.NaN(), Gap: math.Inf(1), SumU: c.ComputeTime()}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func TestSpecCases(t *testing.T) {
 		{"E", instances.SpecCombinedE(), 12, 2, 11},
 	}
 	for _, tc := range cases {
-		b, err := combinedlb.Solve(context.Background(), highs(t), tc.c, tc.m, tc.beta, milp.Params{}, tc.combined)
+		b, err := combinedlb.Solve(context.Background(), highs(t), tc.c, tc.m, tc.beta, milp.Params{}, tc.combined, 0)
 		require.NoError(t, err, tc.name)
 		require.Equal(t, milp.Optimal, b.Status, tc.name)
 		t.Logf("%s: bound %v (combined optimum %v, Σu %v)", tc.name, b.Value, tc.combined, b.SumU)
