@@ -614,6 +614,10 @@ func runExportOffload(c *cobra.Command, io *IO, problem string) error {
 	if err := checkExportFlags(format, out); err != nil {
 		return err
 	}
+	maxMem, err := maxMemoryFlag(get("max-memory"))
+	if err != nil {
+		return err
+	}
 	if problem == "remat-offload" {
 		if get("mem") == "" {
 			return usageErrorf("export: --mem is required")
@@ -630,7 +634,11 @@ func runExportOffload(c *cobra.Command, io *IO, problem string) error {
 		if err != nil {
 			return err
 		}
-		f, err := combinedlb.Build(ch, budget, beta)
+		f, err := combinedlb.BuildWithin(ch, budget, beta, combinedlb.Limits{MaxMemory: maxMem})
+		var tl *combinedlb.TooLargeError
+		if errors.As(err, &tl) {
+			return err // a limit reached, not bad input
+		}
 		if err != nil {
 			return &UsageError{err}
 		}
@@ -652,7 +660,7 @@ func runExportOffload(c *cobra.Command, io *IO, problem string) error {
 	if err != nil {
 		return err
 	}
-	opts := actmilp.Options{Lower: float64(b.Best)}
+	opts := actmilp.Options{Lower: float64(b.Best), MaxMemory: maxMem}
 	if start.Feasible {
 		opts.Upper = start.Report.Makespan
 	}

@@ -128,3 +128,26 @@ func TestActMILPLimits(t *testing.T) {
 	assert.Contains(t, rep.LowerBounds.CertifiedBy["milp"], "stopped while building the model")
 	assert.True(t, rep.Verified)
 }
+
+// TestExportLimits: export of the offloading MILPs stops at --max-memory (their models grow as
+// the cube of the chain) with one line naming the model's size and the limit, exit 1, and
+// writes no file.
+func TestExportLimits(t *testing.T) {
+	dir := t.TempDir()
+	chain := filepath.Join(dir, "r18.json")
+	code, _, stderr := run(t, "gen", "zoo", "resnet", "--depth", "18", "--batch", "32", "-o", chain)
+	require.Equal(t, 0, code, stderr)
+	for _, problem := range []string{"act-offload", "remat-offload"} {
+		out := filepath.Join(dir, problem+".lp")
+		args := []string{"export", "--problem", problem, "--chain", chain, "--mem", "600MiB", "--bandwidth", "12GB/s", "--format", "lp", "-o", out}
+		code, stdout, stderr := run(t, append(args, "--max-memory", "16KiB")...)
+		assert.Equal(t, 1, code, problem)
+		assert.Empty(t, stdout)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+		assert.Contains(t, stderr, "above the memory limit of 0.02 MiB (--max-memory)", problem)
+		assert.NoFileExists(t, out)
+		code, _, stderr = run(t, args...)
+		assert.Equal(t, 0, code, stderr)
+		assert.FileExists(t, out)
+	}
+}

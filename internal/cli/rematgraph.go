@@ -201,6 +201,7 @@ func newExportAllCmd(io *IO) *cobra.Command {
 	cmd.Use = strings.Replace(cmd.Use, "weight-offload-lb|remat-ilp", "weight-offload-lb|remat-ilp|act-offload|remat-offload", 1)
 	cmd.Long += "\nWith --problem act-offload (needs --bandwidth) it writes the exact MILP of 001's Problem 1 (docs/act-offload.md), bounded by the best heuristic's verified makespan; with --problem remat-offload (needs --bandwidth) the relaxation MILP of rematerialization and offloading combined, a lower bound on every strict schedule (docs/bounds.md)."
 	cmd.Flags().Lookup("problem").Usage = "weight-offload-lb|remat-ilp|act-offload|remat-offload"
+	cmd.Flags().String("max-memory", defaultMaxMemory, "--problem act-offload|remat-offload: the most memory the model may take, estimated while it is built (their rows grow as the cube of the chain's length); above it export refuses")
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		problem, _ := c.Flags().GetString("problem")
 		if problem == "act-offload" || problem == "remat-offload" {

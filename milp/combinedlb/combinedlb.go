@@ -114,7 +114,7 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("combinedlb: the relaxation MILP of %d stages passed %s (%d nonzeros, estimated) while being built, above the memory limit of %s (--max-memory); its rows grow as the cube of the chain's length: use Σ(u_f+u_b) (--no-milp) or a larger --max-memory",
+	return fmt.Sprintf("combinedlb: the relaxation MILP of %d stages passed %s (%d nonzeros, estimated) while being built, above the memory limit of %s (--max-memory); its rows grow as the cube of the chain's length: Σ(u_f+u_b) is the bound without it, or give a larger --max-memory",
 		e.Stages, instances.FormatSize(e.Bytes), e.Nonzeros, instances.FormatSize(e.Limit))
 }
 
