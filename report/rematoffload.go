@@ -97,6 +97,14 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 			lr.Bounds = append(lr.Bounds, b)
 		}
 	}
+	if dl, ok := ctx.Deadline(); ok {
+		// pofo refines within 60 % of what is left of the share at most: the heuristics and
+		// the relaxation MILP run after it, inside the same share (a 300-block GPT-2 gave
+		// pofo the whole share and the heuristics nothing).
+		if l := time.Until(dl) * 6 / 10; l < limit {
+			limit = max(l, 0)
+		}
+	}
 	for _, st := range leverro.Strategies {
 		if err := ctx.Err(); err != nil {
 			return lr, err
@@ -110,7 +118,11 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 			out, note, err = pofoRefined(ctx, st, c, budget, beta, in.Slots, limit)
 			row.Note = note
 		} else {
-			out, err = st.Run(c, budget, beta, leverro.Options{Slots: in.Slots})
+			dl, _ := ctx.Deadline()
+			out, err = st.Run(c, budget, beta, leverro.Options{Slots: in.Slots, Deadline: dl})
+		}
+		if errors.Is(err, dp.ErrStopped) || errors.Is(err, dp.ErrDeadline) {
+			row.Note, err = "stopped at the end of the lever's time share", nil
 		}
 		if err != nil {
 			return lr, fmt.Errorf("%s: %w", st.Name, err)
@@ -171,6 +183,9 @@ func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 			return best.out, "", err
 		}
 		notes = append(notes, note)
+	}
+	if len(notes) == 0 {
+		return best.out, "not run: no time left in the lever's share", nil
 	}
 	if !best.out.Feasible {
 		return best.out, "no plan fits (" + strings.Join(notes, "; ") + ")", nil

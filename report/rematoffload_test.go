@@ -2,12 +2,17 @@ package report
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/instances/zoo"
+	"github.com/memsched/memsched/verify"
 )
 
 // TestCertifyRematOffload: certify's fourth lever on the toy chain at 80 MiB and 1 GB/s,
@@ -64,4 +69,34 @@ func TestSweepRematOffload(t *testing.T) {
 		assert.True(t, p.Rows[0].Feasible)
 		assert.GreaterOrEqual(t, p.Rows[0].Ratio, 1.0)
 	}
+}
+
+// TestRematOffloadShare: the lever ends near the end of its time share on a chain where every
+// strategy could take far longer (a 200-block GPT-2: pofo, the heuristics' C_MP tables at
+// larger budgets and polishing each take many seconds there) — what it stopped says so in a
+// row or note, and every row it reports is verified.
+func TestRematOffloadShare(t *testing.T) {
+	c, err := zoo.Transformer(zoo.TransformerConfig{Kind: "gpt2", Hidden: 768, Heads: 12, Layers: 200, SeqLen: 1024, Batch: 32})
+	require.NoError(t, err)
+	sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	require.NoError(t, err)
+	lo, hi := verify.MinBudget(c), sa.Peak
+	in := Input{Chain: c, Budget: lo + (hi-lo)/4, Bandwidth: 12e9, TimeLimit: time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	lr, err := RematOffload{}.Run(ctx, in)
+	elapsed := time.Since(start)
+	if err != nil {
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	}
+	assert.Less(t, elapsed, 4*time.Second, "a 1 s share")
+	stopped := false
+	for _, r := range lr.Rows {
+		stopped = stopped || strings.Contains(r.Note, "stopped") || strings.Contains(r.Note, "not run")
+		if r.Feasible {
+			assert.True(t, r.Verified, r.Strategy)
+		}
+	}
+	assert.True(t, stopped || err != nil, "%+v", lr.Rows)
 }

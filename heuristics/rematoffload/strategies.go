@@ -3,6 +3,7 @@ package rematoffload
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/memsched/memsched/dp"
 	hact "github.com/memsched/memsched/heuristics/actoffload"
@@ -18,6 +19,23 @@ type Options struct {
 	// Slots is the slot count of the C_MP tables they read (0: dp.DefaultSlots); the slot
 	// size is about budget/Slots whatever table budget they need.
 	Slots int
+	// Deadline, when set, bounds the search: the C_MP tables stop at it (dp.ErrStopped), and
+	// the improvement loops return their best plan so far once it has passed (zero: none).
+	Deadline time.Time
+}
+
+// passed reports whether o's deadline has passed.
+func (o Options) passed() bool { return !o.Deadline.IsZero() && time.Now().After(o.Deadline) }
+
+// stop returns a channel closed at o's deadline (nil without one: never closed) for the
+// tables' Stop option, and the function that releases its timer.
+func (o Options) stop() (<-chan struct{}, func()) {
+	if o.Deadline.IsZero() {
+		return nil, func() {}
+	}
+	ch := make(chan struct{})
+	t := time.AfterFunc(time.Until(o.Deadline), func() { close(ch) })
+	return ch, func() { t.Stop() }
 }
 
 func (o Options) slots() int {
@@ -53,7 +71,9 @@ func RematThenOffload(c *instances.Chain, budget int64, beta float64, o Options)
 	top := max(budget, peak)
 	// The table at top with the slot size of a table at budget.
 	slots := int(min(int64(8*o.slots()), int64(o.slots())*ceilDiv(top, max(budget, 1))))
-	tab, err := dp.NewPersistent(c, top, dp.Options{Slots: slots})
+	stop, release := o.stop()
+	defer release()
+	tab, err := dp.NewPersistent(c, top, dp.Options{Slots: slots, Stop: stop})
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +90,10 @@ func RematThenOffload(c *instances.Chain, budget int64, beta float64, o Options)
 	f := newFluid(c, budget, beta)
 	var best *schedule.CombinedPlan
 	bestMs := math.Inf(1)
-	for _, b := range cands {
+	for i, b := range cands {
+		if i > 0 && o.passed() {
+			break // the budget itself was tried: rematerialization alone at least
+		}
 		r, err := tab.Solve(b)
 		if err != nil {
 			return nil, err
@@ -191,13 +214,15 @@ func OffloadThenRemat(c *instances.Chain, budget int64, beta float64, o Options)
 		p.Segments[k].Offload = set[k] && ap.X[k] > 0
 	}
 	p.OffloadLoss = set[L] && ap.X[L] > 0
-	tab, err := dp.NewPersistent(c, budget+c.A0, dp.Options{Slots: o.slots()})
+	stop, release := o.stop()
+	defer release()
+	tab, err := dp.NewPersistent(c, budget+c.A0, dp.Options{Slots: o.slots(), Stop: stop})
 	if err != nil {
 		return nil, err
 	}
 	f := newFluid(c, budget, beta)
 	cur := f.eval(p)
-	for iter := 0; iter < 4*n; iter++ {
+	for iter := 0; iter < 4*n && !o.passed(); iter++ {
 		lv := levelsOf(c, p)
 		var next *schedule.CombinedPlan
 		nextRes := cur

@@ -266,9 +266,13 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 	for _, a := range algos {
 		st, _ := leverro.Lookup(a)
 		start := time.Now()
-		out, err := st.Run(c, budget, beta, opt)
+		o := opt
+		if st.Name != "pofo" {
+			o.Deadline = time.Time{} // the heuristics always run (--time-limit's help)
+		}
+		out, err := st.Run(c, budget, beta, o)
 		switch {
-		case errors.Is(err, dp.ErrDeadline):
+		case errors.Is(err, dp.ErrDeadline) || errors.Is(err, dp.ErrStopped):
 			rep.Results = append(rep.Results, ComboResult{Algo: a, Seconds: time.Since(start).Seconds(),
 				Note: "stopped at the time limit (--time-limit) before the DP finished: " + err.Error()})
 			continue

@@ -67,7 +67,7 @@ var Strategies = []Strategy{
 		// The class's best plan without offloading (C_MP's): its strict makespan is its fluid
 		// one, so pofo's schedule is never slower than rematerialization alone.
 		alt: func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, error) {
-			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, MaxStates: o.MaxStates, NoOffload: true})
+			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, MaxStates: o.MaxStates, NoOffload: true, Deadline: o.Deadline})
 			if err != nil || !r.Feasible {
 				return nil, err
 			}
@@ -75,12 +75,12 @@ var Strategies = []Strategy{
 		}},
 	{"remat-then-offload", "rotor's C_MP sequence for a larger budget, its checkpoints offloaded one by one while that shortens the fluid makespan (the best over the budgets where C_MP improves); never worse than rematerialization alone",
 		func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
-			p, err := heur.RematThenOffload(c, budget, beta, heur.Options{Slots: o.Slots})
+			p, err := heur.RematThenOffload(c, budget, beta, heur.Options{Slots: o.Slots, Deadline: o.Deadline})
 			return p, nil, err
 		}, nil},
 	{"offload-then-remat", "001's GREEDY offload set with everything stored, then segments merged and recomputed (C_MP) where the link makes the compute stream wait, and inputs kept or offloaded, while the fluid makespan drops",
 		func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
-			p, err := heur.OffloadThenRemat(c, budget, beta, heur.Options{Slots: o.Slots})
+			p, err := heur.OffloadThenRemat(c, budget, beta, heur.Options{Slots: o.Slots, Deadline: o.Deadline})
 			return p, nil, err
 		}, nil},
 }
@@ -152,9 +152,12 @@ func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options)
 	}
 	out.ModelPlan, out.ModelFluid = p, fl
 	if !o.NoPolish {
-		p, sch = polish(c, budget, beta, p, sch)
+		p, sch = polish(c, budget, beta, p, sch, o.Deadline)
 		if s.alt != nil {
 			q, err := s.alt(c, budget, beta, o)
+			if errors.Is(err, dp.ErrDeadline) {
+				q, err = nil, nil // no time left for the comparison: the plan stands
+			}
 			if err != nil {
 				return out, err
 			}
@@ -194,7 +197,7 @@ func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options)
 // fluid model moves for free (its bytes trickling in beside the computation) can cost idle
 // when it must be reserved whole: on the zoo, pofo's fluid optimum re-timed is sometimes
 // slower than keeping some inputs. Plans that no longer fit are skipped.
-func polish(c *instances.Chain, budget int64, beta float64, p *schedule.CombinedPlan, sch *schedule.Combined) (*schedule.CombinedPlan, *schedule.Combined) {
+func polish(c *instances.Chain, budget int64, beta float64, p *schedule.CombinedPlan, sch *schedule.Combined, deadline time.Time) (*schedule.CombinedPlan, *schedule.Combined) {
 	_, rep, err := heur.Retime(c, budget, beta, p)
 	if err != nil {
 		return p, sch
@@ -203,6 +206,9 @@ func polish(c *instances.Chain, budget int64, beta float64, p *schedule.Combined
 	for improved := true; improved; {
 		improved = false
 		for k := 0; k <= len(p.Segments); k++ {
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				return p, sch // what polishing found so far
+			}
 			q := *p
 			q.Segments = append([]schedule.CombinedSegment(nil), p.Segments...)
 			if k < len(p.Segments) {
