@@ -119,10 +119,12 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 			row.Note = note
 		} else {
 			dl, _ := ctx.Deadline()
-			out, err = st.Run(c, budget, beta, leverro.Options{Slots: in.Slots, Deadline: dl})
+			out, err = st.Run(c, budget, beta, leverro.Options{Slots: in.Slots, Deadline: dl, MaxMemory: memoryLimit(in)})
 		}
-		if errors.Is(err, dp.ErrStopped) || errors.Is(err, dp.ErrDeadline) {
+		if errors.Is(err, dp.ErrDeadline) {
 			row.Note, err = "stopped at the end of the lever's time share", nil
+		} else if why, ok := tableOutOfReach(err); ok {
+			row.Note, err = why, nil
 		}
 		if err != nil {
 			return lr, fmt.Errorf("%s: %w", st.Name, err)

@@ -22,6 +22,17 @@ type Options struct {
 	// Deadline, when set, bounds the search: the C_MP tables stop at it (dp.ErrStopped), and
 	// the improvement loops return their best plan so far once it has passed (zero: none).
 	Deadline time.Time
+	// MaxMemory caps each C_MP table's estimated memory (0: dp.DefaultMaxMemory):
+	// RematThenOffload's table at a larger budget uses fewer slots to stay within it.
+	MaxMemory int64
+}
+
+// maxMemory is o.MaxMemory or the tables' default.
+func (o Options) maxMemory() int64 {
+	if o.MaxMemory > 0 {
+		return o.MaxMemory
+	}
+	return dp.DefaultMaxMemory
 }
 
 // passed reports whether o's deadline has passed.
@@ -34,6 +45,10 @@ func (o Options) stop() (<-chan struct{}, func()) {
 		return nil, func() {}
 	}
 	ch := make(chan struct{})
+	if o.passed() {
+		close(ch) // already: no race with a timer that fires in another goroutine
+		return ch, func() {}
+	}
 	t := time.AfterFunc(time.Until(o.Deadline), func() { close(ch) })
 	return ch, func() { t.Stop() }
 }
@@ -71,9 +86,12 @@ func RematThenOffload(c *instances.Chain, budget int64, beta float64, o Options)
 	top := max(budget, peak)
 	// The table at top with the slot size of a table at budget.
 	slots := int(min(int64(8*o.slots()), int64(o.slots())*ceilDiv(top, max(budget, 1))))
+	if w := dp.PersistentSlotsWithin(c.Len(), slots, o.maxMemory()); w > 0 && w < slots {
+		slots = w // coarser, still feasible (sizes rounded up); 0: NewPersistent refuses
+	}
 	stop, release := o.stop()
 	defer release()
-	tab, err := dp.NewPersistent(c, top, dp.Options{Slots: slots, Stop: stop})
+	tab, err := dp.NewPersistent(c, top, dp.Options{Slots: slots, Stop: stop, MaxMemory: o.MaxMemory})
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +234,7 @@ func OffloadThenRemat(c *instances.Chain, budget int64, beta float64, o Options)
 	p.OffloadLoss = set[L] && ap.X[L] > 0
 	stop, release := o.stop()
 	defer release()
-	tab, err := dp.NewPersistent(c, budget+c.A0, dp.Options{Slots: o.slots(), Stop: stop})
+	tab, err := dp.NewPersistent(c, budget+c.A0, dp.Options{Slots: o.slots(), Stop: stop, MaxMemory: o.MaxMemory})
 	if err != nil {
 		return nil, err
 	}

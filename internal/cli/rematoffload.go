@@ -118,8 +118,8 @@ that shortens the strict schedule (kept_by_polish; --no-polish to skip). Bounds:
 exact the optimum of the class in the fluid model without the turn's idle bounds the class's
 strict schedules only (docs/remat-offload.md); the relaxation MILP (milp/combinedlb) bounds every
 schedule (lower_bounds.milp). An infeasible budget is a result, not an error. --time-limit covers
-the whole command and --max-memory the MILP's model (it grows as the cube of the chain's length):
-what they stop is a note in the output, never a wrong number.`,
+the whole command, --max-memory the MILP's model (it grows as the cube of the chain's length) and
+each C_MP table of the heuristics: what they stop is a note in the output, never a wrong number.`,
 		Example: `  memsched remat-offload --mem 80MiB --bandwidth 1GB/s                     # toy chain, the DP
   memsched remat-offload --mem 80MiB --bandwidth 1GB/s --algo all --json
   memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
@@ -220,7 +220,7 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 			solvers = nil // the enumerating referee: no MILP of this size
 		}
 	}
-	opt := leverro.Options{Slots: slots, Exact: exact, Inner: inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, NoPolish: o.NoPolish, Deadline: deadline}
+	opt := leverro.Options{Slots: slots, Exact: exact, Inner: inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, NoPolish: o.NoPolish, Deadline: deadline, MaxMemory: maxMem}
 	rep, err := RunRematOffload(c, source, budget, beta, algos, opt)
 	if err != nil {
 		return err
@@ -275,6 +275,9 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		case errors.Is(err, dp.ErrDeadline) || errors.Is(err, dp.ErrStopped):
 			rep.Results = append(rep.Results, ComboResult{Algo: a, Seconds: time.Since(start).Seconds(),
 				Note: "stopped at the time limit (--time-limit) before the DP finished: " + err.Error()})
+			continue
+		case errors.As(err, new(*dp.TooLargeError)):
+			rep.Results = append(rep.Results, ComboResult{Algo: a, Seconds: time.Since(start).Seconds(), Note: "not run: " + err.Error()})
 			continue
 		case errors.Is(err, dp.ErrTooManyStates):
 			rep.Results = append(rep.Results, ComboResult{Algo: a, Seconds: time.Since(start).Seconds(),

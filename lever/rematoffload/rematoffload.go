@@ -31,8 +31,11 @@ type Options struct {
 	LinkSlots int
 	// MaxStates caps the DP's states (0: dp.DefaultMaxCombinedStates).
 	MaxStates int
-	// Deadline, when set, stops the DP with dp.ErrDeadline once it has passed.
+	// Deadline, when set, stops the DP with dp.ErrDeadline once it has passed, and bounds the
+	// heuristics (heuristics/rematoffload.Options.Deadline).
 	Deadline time.Time
+	// MaxMemory caps the heuristics' C_MP tables (0: dp.DefaultMaxMemory).
+	MaxMemory int64
 	// Incumbent, when positive, is a fluid makespan already reached: the DP prunes with it
 	// and answers only with a faster plan (dp.CombinedOptions.Incumbent); pofo is then not
 	// Feasible with DP.NoBetter set when it has none.
@@ -75,12 +78,12 @@ var Strategies = []Strategy{
 		}},
 	{"remat-then-offload", "rotor's C_MP sequence for a larger budget, its checkpoints offloaded one by one while that shortens the fluid makespan (the best over the budgets where C_MP improves); never worse than rematerialization alone",
 		func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
-			p, err := heur.RematThenOffload(c, budget, beta, heur.Options{Slots: o.Slots, Deadline: o.Deadline})
+			p, err := heur.RematThenOffload(c, budget, beta, heur.Options{Slots: o.Slots, Deadline: o.Deadline, MaxMemory: o.MaxMemory})
 			return p, nil, err
 		}, nil},
 	{"offload-then-remat", "001's GREEDY offload set with everything stored, then segments merged and recomputed (C_MP) where the link makes the compute stream wait, and inputs kept or offloaded, while the fluid makespan drops",
 		func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
-			p, err := heur.OffloadThenRemat(c, budget, beta, heur.Options{Slots: o.Slots, Deadline: o.Deadline})
+			p, err := heur.OffloadThenRemat(c, budget, beta, heur.Options{Slots: o.Slots, Deadline: o.Deadline, MaxMemory: o.MaxMemory})
 			return p, nil, err
 		}, nil},
 }
