@@ -265,7 +265,8 @@ def main(argv=None):
 
     p = sub.add_parser("plan", help="profile, certify, execute, compare",
                        description="Profile the model, ask `memsched certify` for the fastest verified schedule "
-                       "under the budget (remat; act-offload too with --bandwidth), execute one iteration, "
+                       "under the budget (remat; act-offload and remat-offload too with --bandwidth; --lever picks one), "
+                       "execute one iteration, "
                        "print predicted vs measured peak and time and whether the gradients equal plain "
                        "training's.")
     _model_args(p)
@@ -273,6 +274,9 @@ def main(argv=None):
     p.add_argument("--mem-fraction", type=float, help="budget as a fraction of the profiled store-all peak")
     p.add_argument("--bandwidth", help="GPU–CPU link rate (e.g. 12GB/s): also consider activation offloading")
     p.add_argument("--time-limit", type=float, default=None, help="certify's MILP time limit in seconds")
+    p.add_argument("--lever", choices=("auto", "remat", "act-offload", "remat-offload"), default="auto",
+                   help="the lever to execute (auto: the fastest verified schedule among them; the offloading "
+                   "levers need --bandwidth)")
     p.add_argument("--chain-out", help="also write the profiled chain here")
     p.add_argument("--free", choices=("model", "eager"), default="model", help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true",

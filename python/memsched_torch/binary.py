@@ -64,6 +64,16 @@ def offload_act(chain_path, mem, bandwidth, algo="greedy", binary=None):
     return out
 
 
+def remat_offload(chain_path, mem, bandwidth, algo="pofo", binary=None):
+    out = run_json("remat-offload", "--chain", chain_path, "--mem", f"{mem}B", "--bandwidth", str(bandwidth),
+                   "--algo", algo, binary=binary)
+    res = (out.get("results") or [{}])[0]
+    if not res.get("feasible"):
+        raise ScheduleError(f"memsched remat-offload --algo {algo}: no schedule fits {mem} B "
+                            f"({res.get('note') or 'infeasible'})")
+    return out
+
+
 def certify(chain_path, mem, bandwidth=None, time_limit=None, binary=None):
     args = ["certify", "--chain", chain_path, "--mem", str(mem)]
     if bandwidth:

@@ -8,24 +8,29 @@ import tempfile
 import torch
 
 from . import binary, models, offload
-from .measure import measure_offload, measure_remat
+from .measure import measure_combined, measure_offload, measure_remat
 from .profile import describe, profile_net
 from .schedule import ScheduleError, fmt_bytes, format_sequence, parse_sequence, simulate
 
 # certify's strategy names -> how to get the schedule itself
 REMAT_ALGOS = {"persistent", "floating", "revolve", "sequential", "store-all", "ilp", "exhaustive"}
 ACT_ALGOS = {"greedy", "dynprog", "vdnn", "exact"}
+COMBO_ALGOS = {"pofo", "remat-then-offload", "offload-then-remat"}
+LEVERS = ("remat", "act-offload", "remat-offload")
 
 
 def store_all(n):
     return offload.as_sequence(n)
 
 
-def choose(cert, bandwidth):
+def choose(cert, bandwidth, lever_only=None):
     """The lever and strategy with the smallest verified makespan among those the executors run
-    (remat; act-offload when a bandwidth is given). Returns (lever, strategy row, lever report)."""
+    (remat; act-offload and remat-offload when a bandwidth is given), or within lever_only.
+    Returns (lever, strategy row, lever report)."""
     best = None
-    for lever in ("remat", "act-offload"):
+    for lever in LEVERS:
+        if lever_only not in (None, "auto", lever):
+            continue
         rep = cert["levers"].get(lever)
         if rep is None or rep.get("skipped"):
             continue
@@ -35,6 +40,8 @@ def choose(cert, bandwidth):
             if lever == "remat" and s["strategy"] not in REMAT_ALGOS:
                 continue
             if lever == "act-offload" and s["strategy"] not in ACT_ALGOS:
+                continue
+            if lever == "remat-offload" and s["strategy"] not in COMBO_ALGOS:
                 continue
             if best is None or s["makespan"] < best[1]["makespan"] - 1e-12:
                 best = (lever, s, rep)
@@ -74,7 +81,13 @@ def run_plan(args):
         with open(path, "w") as f:
             json.dump(chain.to_json(), f, indent=2)
         cert = binary.certify(path, budget, bandwidth=args.bandwidth, time_limit=args.time_limit, binary=exe)
-        pick = choose(cert, args.bandwidth)
+        lever_only = getattr(args, "lever", None)
+        if lever_only in ("act-offload", "remat-offload") and not args.bandwidth:
+            raise ScheduleError(f"--lever {lever_only} needs --bandwidth (the GPU–CPU link rate, e.g. 12GB/s)")
+        pick = choose(cert, args.bandwidth, lever_only)
+        if pick is None and lever_only not in (None, "auto"):
+            raise ScheduleError(f"--lever {lever_only}: no verified schedule of this lever fits {fmt_bytes(budget)} "
+                                f"({budget} B)")
         if pick is None:
             lo = binary.run_json("info", "--chain", path, binary=exe).get("min_budget")
             least = f"the smallest feasible budget is {fmt_bytes(lo)} ({lo} B), " if lo else ""
@@ -88,6 +101,18 @@ def run_plan(args):
             m = measure_remat(net, x, chain, ops, runs=args.runs, free=args.free,
                               predicted_peak=out["peak_memory"], predicted_time=out["makespan"])
             schedule = {"lever": "remat", "strategy": row["strategy"], "sequence": format_sequence(ops)}
+        elif lever == "remat-offload":
+            from . import combined
+
+            # The command's own run of the strategy (default slots): its schedule, checked by the
+            # executor's replay of verify/combined before anything runs.
+            out = binary.remat_offload(path, budget, args.bandwidth, algo=row["strategy"], binary=exe)
+            sched = combined.parse_combined(json.dumps(out), source="memsched remat-offload", algo=row["strategy"])
+            m = measure_combined(net, x, chain, sched, bandwidth=out["bandwidth"], budget=budget, runs=args.runs)
+            res = out["results"][0]
+            schedule = {"lever": "remat-offload", "strategy": row["strategy"], "offloaded": res.get("offloaded", 0),
+                        "offloaded_bytes": res.get("offloaded_bytes", 0),
+                        "mode": "cuda" if device.type == "cuda" else "functional"}
         else:
             out = binary.offload_act(path, budget, args.bandwidth, algo=row["strategy"], binary=exe)
             timed = offload.parse_timed(json.dumps(out), source="memsched offload-act")
@@ -111,7 +136,7 @@ def run_plan(args):
     }
     if m.allocator_peak is not None:
         report["allocator_peak"] = m.allocator_peak
-    if lever == "act-offload":
+    if lever in ("act-offload", "remat-offload"):
         report["host_peak"] = m.host_peak
     return report
 
@@ -142,6 +167,8 @@ def print_report(r, out):
     w(f"schedule    {s['lever']} {s['strategy']}: ratio {ratio} to the best bound ({c.get('best_bound_by')})\n")
     if s["lever"] == "remat":
         w(f"sequence    {s['sequence']}\n")
+    elif s["lever"] == "remat-offload":
+        w(f"offloaded   {s['offloaded']} tensors, {fmt_bytes(s['offloaded_bytes'])} ({s['mode']} transfers)\n")
     else:
         w(f"offloaded   x_{', x_'.join(map(str, s['offloaded']))} ({s['mode']} transfers)\n")
     fw = " ".join(map(str, r["forwards"]))

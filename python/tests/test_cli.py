@@ -62,6 +62,24 @@ def test_plan_text_and_offloading(memsched_bin, incli):
     assert "predicted" in p.stdout and "measured" in p.stdout
 
 
+def test_plan_remat_offload(memsched_bin, incli):
+    """--lever remat-offload: certify's combined lever, the command's schedule executed through the
+    combined executor — gradients equal, forwards as scheduled, measured peak at most the prediction
+    (+16 B: the loss gradient) — and the lever needs a bandwidth."""
+    p = incli("plan", *MLP, "--mem-fraction", "0.75", "--bandwidth", "100MB/s", "--time-limit", "5",
+              "--lever", "remat-offload", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["schedule"]["lever"] == "remat-offload"
+    assert r["schedule"]["strategy"] in ("pofo", "remat-then-offload", "offload-then-remat")
+    assert r["grads_match"] is True
+    assert r["forwards"] == r["forwards_expected"]
+    assert r["measured_peak"] <= r["predicted_peak"] + 16
+    p = incli("plan", *MLP, "--mem-fraction", "0.75", "--lever", "remat-offload")
+    assert p.returncode == 2
+    assert "--lever remat-offload needs --bandwidth" in p.stderr
+
+
 @pytest.fixture(scope="module")
 def mlp_chain(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("cli") / "mlp.json")
