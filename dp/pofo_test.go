@@ -23,39 +23,26 @@ import (
 // switched off the remat-only and offload-only columns (infeasible where the table says so);
 // the restricted inner minimization meets the same values here.
 func TestCombinedSpecCases(t *testing.T) {
-	inf := (*big.Rat)(nil)
-	for _, tc := range []struct {
-		name                     string
-		c                        *instances.Chain
-		budget                   int64
-		beta                     float64
-		combined, remat, offload *big.Rat
-	}{
-		{"A", instances.SpecCombinedAD(), 12, 1, big.NewRat(7, 1), big.NewRat(7, 1), big.NewRat(7, 1)},
-		{"B", instances.SpecCombinedAD(), 12, 2, big.NewRat(13, 2), big.NewRat(7, 1), big.NewRat(13, 2)},
-		{"C", instances.SpecCombinedAD(), 11, 8, big.NewRat(7, 1), big.NewRat(7, 1), inf},
-		{"D", instances.SpecCombinedAD(), 10, 1, big.NewRat(8, 1), inf, inf},
-		{"E", instances.SpecCombinedE(), 12, 2, big.NewRat(11, 1), big.NewRat(12, 1), big.NewRat(12, 1)},
-	} {
+	for _, tc := range instances.SpecCombinedCases() {
 		for _, col := range []struct {
 			opt  dp.CombinedOptions
 			want *big.Rat
 		}{
-			{dp.CombinedOptions{Exact: true}, tc.combined},
-			{dp.CombinedOptions{Exact: true, Inner: dp.InnerRestricted}, tc.combined},
-			{dp.CombinedOptions{Exact: true, NoOffload: true}, tc.remat},
-			{dp.CombinedOptions{Exact: true, NoRecompute: true}, tc.offload},
+			{dp.CombinedOptions{Exact: true}, tc.Combined},
+			{dp.CombinedOptions{Exact: true, Inner: dp.InnerRestricted}, tc.Combined},
+			{dp.CombinedOptions{Exact: true, NoOffload: true}, tc.Remat},
+			{dp.CombinedOptions{Exact: true, NoRecompute: true}, tc.Offload},
 		} {
-			r, err := dp.Combined(tc.c, tc.budget, tc.beta, col.opt)
+			r, err := dp.Combined(tc.Chain, tc.Budget, tc.Beta, col.opt)
 			require.NoError(t, err)
 			if col.want == nil {
-				assert.False(t, r.Feasible, "%s %+v: %v", tc.name, col.opt, r.Plan)
+				assert.False(t, r.Feasible, "%s %+v: %v", tc.Name, col.opt, r.Plan)
 				continue
 			}
-			require.True(t, r.Feasible, "%s %+v", tc.name, col.opt)
-			assert.Zero(t, r.Fluid.Exact.Cmp(col.want), "%s %+v: %s (%v)", tc.name, col.opt, r.Fluid.Exact.RatString(), r.Plan)
+			require.True(t, r.Feasible, "%s %+v", tc.Name, col.opt)
+			assert.Zero(t, r.Fluid.Exact.Cmp(col.want), "%s %+v: %s (%v)", tc.Name, col.opt, r.Fluid.Exact.RatString(), r.Plan)
 			assert.InDelta(t, r.Value, r.Fluid.Makespan, 1e-12)
-			assert.Equal(t, col.opt.Inner != dp.InnerRestricted, r.Exact(), "%s", tc.name)
+			assert.Equal(t, col.opt.Inner != dp.InnerRestricted, r.Exact(), "%s", tc.Name)
 		}
 	}
 	// Case C needs no transfer: among equal makespans the DP keeps every input.

@@ -1,7 +1,6 @@
 package rematoffload_test
 
 import (
-	"math/big"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,30 +16,18 @@ import (
 // strict timing: each schedule validates and meets its fluid value exactly — 7, 6.5, 7, 8 and
 // 11 s for cases A–E — with both policies.
 func TestRetimeSpecCases(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		c      *instances.Chain
-		budget int64
-		beta   float64
-		want   *big.Rat
-	}{
-		{"A", instances.SpecCombinedAD(), 12, 1, big.NewRat(7, 1)},
-		{"B", instances.SpecCombinedAD(), 12, 2, big.NewRat(13, 2)},
-		{"C", instances.SpecCombinedAD(), 11, 8, big.NewRat(7, 1)},
-		{"D", instances.SpecCombinedAD(), 10, 1, big.NewRat(8, 1)},
-		{"E", instances.SpecCombinedE(), 12, 2, big.NewRat(11, 1)},
-	} {
-		p, v, ok, err := oracle.Combined(tc.c, tc.budget, tc.beta, oracle.CombinedOptions{})
+	for _, tc := range instances.SpecCombinedCases() {
+		p, v, ok, err := oracle.Combined(tc.Chain, tc.Budget, tc.Beta, oracle.CombinedOptions{})
 		require.NoError(t, err)
 		require.True(t, ok)
-		require.Zero(t, v.Cmp(tc.want), "%s: fluid %s", tc.name, v.RatString())
+		require.Zero(t, v.Cmp(tc.Combined), "%s: fluid %s", tc.Name, v.RatString())
 		for _, pol := range []rematoffload.Policy{rematoffload.Earliest, rematoffload.JustInTime} {
-			s, rep, err := rematoffload.RetimeWith(tc.c, tc.budget, tc.beta, p, pol)
-			require.NoError(t, err, "%s %v", tc.name, p)
-			assert.Zero(t, rep.Exact.Cmp(tc.want), "%s policy %d: strict %s, fluid %s (%v)", tc.name, pol, rep.Exact.RatString(), v.RatString(), p)
-			r2, err := combined.Check(tc.c, tc.budget, tc.beta, s)
+			s, rep, err := rematoffload.RetimeWith(tc.Chain, tc.Budget, tc.Beta, p, pol)
+			require.NoError(t, err, "%s %v", tc.Name, p)
+			assert.Zero(t, rep.Exact.Cmp(tc.Combined), "%s policy %d: strict %s, fluid %s (%v)", tc.Name, pol, rep.Exact.RatString(), v.RatString(), p)
+			r2, err := combined.Check(tc.Chain, tc.Budget, tc.Beta, s)
 			require.NoError(t, err)
-			assert.LessOrEqual(t, r2.Peak, tc.budget)
+			assert.LessOrEqual(t, r2.Peak, tc.Budget)
 		}
 	}
 }

@@ -21,8 +21,6 @@ type specCase struct {
 	plan                     *schedule.CombinedPlan // the optimum SPEC §6 describes
 }
 
-func q(a, b int64) *big.Rat { return big.NewRat(a, b) }
-
 var (
 	fall = func(l int) schedule.Op { return schedule.Op{Kind: schedule.Fall, Stage: l} }
 	bop  = func(l int) schedule.Op { return schedule.Op{Kind: schedule.B, Stage: l} }
@@ -38,11 +36,10 @@ func specCases() []specCase {
 	e := &schedule.CombinedPlan{Segments: []schedule.CombinedSegment{
 		{Start: 1, End: 1, Offload: true, Backward: schedule.Sequence{fall(1), bop(1)}},
 		{Start: 2, End: 2, All: true, Offload: true}, {Start: 3, End: 3, All: true}}}
-	return []specCase{
-		{"A", chainAD(), 12, 1, q(7, 1), q(7, 1), q(7, 1), storeAllOffA0},
-		{"B", chainAD(), 12, 2, q(13, 2), q(7, 1), q(13, 2), storeAllOffA0},
-		{"C", chainAD(), 11, 8, q(7, 1), q(7, 1), nil, ckNoTransfer},
-		{"D", chainAD(), 10, 1, q(8, 1), nil, nil, ckOffA0},
-		{"E", chainE(), 12, 2, q(11, 1), q(12, 1), q(12, 1), e},
+	plans := map[string]*schedule.CombinedPlan{"A": storeAllOffA0, "B": storeAllOffA0, "C": ckNoTransfer, "D": ckOffA0, "E": e}
+	var out []specCase
+	for _, c := range instances.SpecCombinedCases() {
+		out = append(out, specCase{c.Name, c.Chain, c.Budget, c.Beta, c.Combined, c.Remat, c.Offload, plans[c.Name]})
 	}
+	return out
 }
