@@ -7,9 +7,7 @@ package plots
 import (
 	"fmt"
 	"image/color"
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -20,8 +18,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/memsched/memsched/report"
 )
@@ -231,7 +227,7 @@ func Write(res *report.SweepResult, dir string) ([]string, error) {
 		w, h := 8*vg.Inch, height(entries)*vg.Length(len(panels))
 		for _, ext := range []string{"svg", "png"} {
 			f := filepath.Join(dir, k.name+"."+ext)
-			if err := save(panels, w, h, f, ext); err != nil {
+			if err := save(panels, w, h, f); err != nil {
 				return files, fmt.Errorf("plots: %s: %w", f, err)
 			}
 			files = append(files, f)
@@ -240,30 +236,8 @@ func Write(res *report.SweepResult, dir string) ([]string, error) {
 	return files, nil
 }
 
-// save draws the panels stacked on one canvas of w × h and writes it as SVG or PNG.
-func save(panels [][]*plot.Plot, w, h vg.Length, file, ext string) error {
-	var c interface {
-		vg.CanvasSizer
-		io.WriterTo
-	}
-	switch ext {
-	case "svg":
-		c = vgsvg.New(w, h)
-	default:
-		c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
-	}
+// save draws the panels stacked on one canvas of w × h and writes it (SaveGrid).
+func save(panels [][]*plot.Plot, w, h vg.Length, file string) error {
 	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadY: vg.Points(12), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
-	canvases := plot.Align(panels, tiles, draw.New(c))
-	for i := range panels {
-		panels[i][0].Draw(canvases[i][0])
-	}
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return SaveGrid(panels, tiles, w, h, file)
 }

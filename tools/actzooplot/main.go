@@ -21,7 +21,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/memsched/memsched/report/plots"
 )
 
 func main() {
@@ -123,9 +124,9 @@ func run(in, out, bound string) error {
 	}
 	const cols = 5
 	rows := (len(nets) + cols - 1) / cols
-	plots := make([][]*plot.Plot, rows)
-	for i := range plots {
-		plots[i] = make([]*plot.Plot, cols)
+	grid := make([][]*plot.Plot, rows)
+	for i := range grid {
+		grid[i] = make([]*plot.Plot, cols)
 	}
 	for i, net := range nets {
 		p := plot.New()
@@ -148,30 +149,12 @@ func run(in, out, bound string) error {
 			p.Legend.Add(alg, l)
 		}
 		p.Legend.Top = true
-		plots[i/cols][i%cols] = p
+		grid[i/cols][i%cols] = p
 	}
 	w, h := vg.Length(cols)*3.2*vg.Inch, vg.Length(rows)*2.6*vg.Inch
-	c := vgsvg.New(w, h)
-	dc := draw.New(c)
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align(plots, tiles, dc)
-	for i := range plots {
-		for j, p := range plots[i] {
-			if p != nil {
-				p.Draw(canvases[i][j])
-			}
-		}
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return plots.SaveGrid(grid, tiles, w, h, out)
 }
 
 // index returns the position of name in head, -1 when absent.

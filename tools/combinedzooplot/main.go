@@ -11,7 +11,6 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -22,8 +21,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/memsched/memsched/report/plots"
 )
 
 func main() {
@@ -144,27 +143,6 @@ func run(in, out string) error {
 		panels = append(panels, []*plot.Plot{p})
 	}
 	w, h := 8*vg.Inch, 5*vg.Inch*vg.Length(len(panels))
-	var c interface {
-		vg.CanvasSizer
-		io.WriterTo
-	}
-	if strings.HasSuffix(out, ".png") {
-		c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
-	} else {
-		c = vgsvg.New(w, h)
-	}
 	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadY: vg.Points(12)}
-	canvases := plot.Align(panels, tiles, draw.New(c))
-	for i := range panels {
-		panels[i][0].Draw(canvases[i][0])
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return plots.SaveGrid(panels, tiles, w, h, out)
 }
