@@ -56,12 +56,13 @@ const (
 
 // Run computes every strategy and bound.
 func (RematOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
+	t0 := time.Now() // the share counts from here, as the other levers' MILPs do
 	budget := activationBudget(in, in.Budget)
 	lr, err := rematOffloadAt(ctx, in, budget, RematOffloadTime)
 	if err != nil || in.TimeLimit <= 0 || budget <= 0 {
 		return lr, err
 	}
-	comboMILP(ctx, in, &lr, budget, time.Now().Add(in.TimeLimit))
+	comboMILP(ctx, in, &lr, budget, t0.Add(in.TimeLimit))
 	return lr, nil
 }
 
