@@ -499,31 +499,26 @@ func (f *Formulation) positionRows() {
 // pTerm adds coef × [prefetch of candidate c started before the start of position k] to e: 0
 // up to F_j, o_j from B_j on, the variable P in between (k must then be tight).
 func (f *Formulation) pTerm(e *model.Expr, c, k int, coef float64) {
-	j := f.J[c]
-	switch {
-	case k <= j:
-	case k >= f.pos(j, true):
-		e.Add(f.O[c], coef)
-	default:
-		v, ok := f.pre[[2]int{c, k}]
-		if !ok {
-			panic(fmt.Sprintf("actmilp: no P variable for x_%d at position %d", j, k))
-		}
-		e.Add(v, coef)
-	}
+	f.prefetchTerm(e, f.pre, "P", c, k, coef)
 }
 
-// qTerm is pTerm for "started before the end of k".
+// qTerm is pTerm for "started before the end of k" (the variable Q).
 func (f *Formulation) qTerm(e *model.Expr, c, k int, coef float64) {
+	f.prefetchTerm(e, f.qre, "Q", c, k, coef)
+}
+
+// prefetchTerm is pTerm and qTerm: vars holds the variable (P or Q, named so in the panic)
+// for the positions strictly inside x_j's window.
+func (f *Formulation) prefetchTerm(e *model.Expr, vars map[[2]int]model.Var, name string, c, k int, coef float64) {
 	j := f.J[c]
 	switch {
 	case k <= j:
 	case k >= f.pos(j, true):
 		e.Add(f.O[c], coef)
 	default:
-		v, ok := f.qre[[2]int{c, k}]
+		v, ok := vars[[2]int{c, k}]
 		if !ok {
-			panic(fmt.Sprintf("actmilp: no Q variable for x_%d at position %d", j, k))
+			panic(fmt.Sprintf("actmilp: no %s variable for x_%d at position %d", name, j, k))
 		}
 		e.Add(v, coef)
 	}
