@@ -1,10 +1,8 @@
 package actoffload
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
-	"time"
 
 	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/schedule"
@@ -18,8 +16,9 @@ type EventOptions struct {
 	Incumbent float64
 	// Gap is the relative gap at which a node is pruned: bound ≥ best/(1+Gap). 0: exact.
 	Gap float64
-	// Deadline ends the search (zero: none); MaxNodes too (0: 10⁸).
-	Deadline time.Time
+	// Stop ends the search when closed (a deadline; checked every 1024 nodes); MaxNodes too
+	// (0: 10⁸).
+	Stop     <-chan struct{}
 	MaxNodes int
 	// MaxStates bounds the table of states searched (0: 2²², about 0.6 GB on 60
 	// operations; see EventStateBytes); past it, new states are not recorded (the search stays
@@ -42,8 +41,9 @@ type EventResult struct {
 }
 
 // EventStateBytes is the memory of one recorded state of EventSearch on n operations per
-// pass (key, clocks and map overhead), for sizing MaxStates from a memory limit.
-func EventStateBytes(n int) int64 { return int64(n) + 120 }
+// pass (packed key, clocks and map overhead, with the map's growth), for sizing MaxStates
+// from a memory limit.
+func EventStateBytes(n int) int64 { return 160 }
 
 // EventSearch is an exact search for Problem 1 (SPEC §2) over event sequences. A schedule is
 // the time-ordered sequence of its events — starts and ends of compute operations and of
@@ -74,8 +74,12 @@ func EventSearch(p *act.Problem, o EventOptions) (*EventResult, error) {
 	e.dfs()
 	res := &EventResult{Nodes: e.nodes, States: len(e.seen), Complete: !e.stopped}
 	if res.Complete {
-		// Nodes were pruned at bound·(1+gap) ≥ best·(1−1e-12) (the tolerance of the times).
-		res.Bound = e.best * (1 - 1e-12) / (1 + e.gap)
+		// Nodes were pruned at bound·(1+gap) ≥ best·(1−1e-12), the tolerance of the times: with
+		// a gap the bound keeps that factor; without, the best is the optimum to that tolerance.
+		res.Bound = e.best
+		if e.gap > 0 {
+			res.Bound = e.best * (1 - 1e-12) / (1 + e.gap)
+		}
 		if math.IsInf(e.best, 1) {
 			res.Bound = math.Inf(1)
 		}
@@ -134,13 +138,13 @@ type events struct {
 	need0     []int64 // need0[k] = m_k − M_GPU: the bytes that must be away during operation k
 	cPre      []int64 // scratch: prefix sums of committed and resident volumes
 	rPre      []int64
-	deadline  time.Time
+	stop      <-chan struct{}
 	maxNodes  int
 	nodes     int
 	stopped   bool
-	seen      map[string][][3]float64
+	seen      map[stateKey]int32
+	clocks    []clockEntry
 	maxStates int
-	key       []byte
 	ops       []schedule.TimedOp
 	trs       []schedule.ActTransfer
 	s         evState
@@ -149,7 +153,7 @@ type events struct {
 func newEvents(p *act.Problem, o EventOptions) *events {
 	n := p.L() + 1
 	e := &events{p: p, n: n, need: max(0, p.Peak()-p.MGPU), gap: o.Gap, best: math.Inf(1),
-		deadline: o.Deadline, maxNodes: o.MaxNodes, maxStates: o.MaxStates, seen: map[string][][3]float64{}}
+		stop: o.Stop, maxNodes: o.MaxNodes, maxStates: o.MaxStates, seen: map[stateKey]int32{}}
 	if o.Incumbent > 0 {
 		e.best = o.Incumbent
 	}
@@ -308,25 +312,40 @@ func (e *events) lookahead() float64 {
 	return lb
 }
 
+// stateKey is a decision state's discrete part, packed: 3 bits per activation status (at most
+// keyActs activations), then the operations started, the activation on the link and two flags.
+// Fixed-size and pointer-free, so the table costs the collector nothing to scan.
+type stateKey [5]uint64
+
+// keyActs is the most activations a stateKey holds (and so the longest chain whose states the
+// search records; longer ones are searched without the table, completely but slower).
+const keyActs = 80
+
+// clockEntry is one recorded state's clocks (now, end of the running operation, end of the
+// running transfer; −1 where none runs), chained per key.
+type clockEntry struct {
+	c    [3]float64
+	next int32
+}
+
 // dominated records the state's clocks under its discrete key and reports whether a recorded
 // state with the same key is no later on every clock.
 func (e *events) dominated() bool {
 	s := &e.s
-	k := e.key[:0]
-	for _, st := range s.st {
-		k = append(k, byte(st))
+	if len(s.st) > keyActs+1 {
+		return false
 	}
-	flags := byte(0)
+	var k stateKey
+	for j, st := range s.st[:len(s.st)-1] { // x_{L+1} never moves
+		k[j/21] |= uint64(st) << (3 * (j % 21))
+	}
+	k[4] = uint64(s.k) | uint64(uint16(int16(s.link)))<<16
 	if s.run {
-		flags |= 1
+		k[4] |= 1 << 32
 	}
 	if s.linkOff {
-		flags |= 2
+		k[4] |= 1 << 33
 	}
-	k = append(k, flags)
-	k = binary.LittleEndian.AppendUint32(k, uint32(s.k))
-	k = binary.LittleEndian.AppendUint32(k, uint32(int32(s.link)))
-	e.key = k
 	c := [3]float64{s.now, -1, -1}
 	if s.run {
 		c[1] = s.opEnd
@@ -334,23 +353,23 @@ func (e *events) dominated() bool {
 	if s.link >= 0 {
 		c[2] = s.linkEnd
 	}
-	list, ok := e.seen[string(k)]
-	for _, d := range list {
-		if d[0] <= c[0]+e.tol && d[1] <= c[1]+e.tol && d[2] <= c[2]+e.tol {
-			return true
+	head, ok := e.seen[k]
+	if ok {
+		for i := head; i >= 0; i = e.clocks[i].next {
+			d := &e.clocks[i].c
+			if d[0] <= c[0]+e.tol && d[1] <= c[1]+e.tol && d[2] <= c[2]+e.tol {
+				return true
+			}
 		}
-	}
-	if !ok && len(e.seen) >= e.maxStates {
-		return false
-	}
-	// Keep the list an antichain: drop what the new clocks dominate.
-	out := list[:0]
-	for _, d := range list {
-		if !(c[0] <= d[0] && c[1] <= d[1] && c[2] <= d[2]) {
-			out = append(out, d)
+	} else {
+		if len(e.seen) >= e.maxStates {
+			return false
 		}
+		head = -1
 	}
-	e.seen[string(k)] = append(out, c)
+	// A recorded entry that the new clocks dominate stays (it only costs a comparison).
+	e.clocks = append(e.clocks, clockEntry{c: c, next: head})
+	e.seen[k] = int32(len(e.clocks) - 1)
 	return false
 }
 
@@ -371,9 +390,13 @@ func (e *events) dfs() {
 		e.stopped = true
 		return
 	}
-	if !e.deadline.IsZero() && e.nodes&1023 == 0 && time.Now().After(e.deadline) {
-		e.stopped = true
-		return
+	if e.stop != nil && e.nodes&1023 == 0 {
+		select {
+		case <-e.stop:
+			e.stopped = true
+			return
+		default:
+		}
 	}
 	if e.bound()*(1+e.gap) >= e.best*(1-1e-12) || e.dominated() {
 		return

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,7 +86,9 @@ func TestEventSearchStops(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ev.Complete)
 	assert.Zero(t, ev.Bound)
-	ev, err = EventSearch(p, EventOptions{Deadline: time.Now().Add(-time.Second)})
+	stop := make(chan struct{})
+	close(stop)
+	ev, err = EventSearch(p, EventOptions{Stop: stop})
 	require.NoError(t, err)
 	assert.False(t, ev.Complete, "past its deadline after 1024 nodes")
 	assert.Zero(t, ev.Bound)

@@ -21,6 +21,10 @@ const (
 	Stopped
 )
 
+// NoWaitInfeasible is the status a caller reports when Exact finished without a schedule but
+// nothing proved Problem 1 infeasible (EventSearch did not finish): no no-wait schedule exists.
+const NoWaitInfeasible = "no-wait-infeasible"
+
 func (s ExactStatus) String() string {
 	switch s {
 	case Optimal:
@@ -43,8 +47,8 @@ type ExactOptions struct {
 	MaxNodes int
 	// Stop ends the search when it is closed (a deadline; checked every 1024 nodes).
 	Stop <-chan struct{}
-	// MaxStates bounds the table of states already searched (0: 2²² states, about 0.5 GB on
-	// 60 operations); past it, states are no longer recorded (the search stays exact, only
+	// MaxStates bounds the table of states already searched (0: 2²⁰ states, about 150 MB on
+	// 80 operations); past it, states are no longer recorded (the search stays exact, only
 	// slower).
 	MaxStates int
 }
@@ -83,7 +87,7 @@ func Exact(p *act.Problem, o ExactOptions) (*Result, ExactStatus, error) {
 	}
 	e.stop, e.maxStates = o.Stop, o.MaxStates
 	if e.maxStates == 0 {
-		e.maxStates = 1 << 22
+		e.maxStates = 1 << 20
 	}
 	e.seen = make(map[string]struct{})
 	e.lb = math.Max(p.Compute(), 2*float64(e.need)/p.Beta)
