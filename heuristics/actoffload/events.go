@@ -57,10 +57,13 @@ func EventStateBytes(n int) int64 { return 160 }
 // itself, not only for no-wait schedules (Exact), and its result, when it finishes, certifies
 // a lower bound.
 //
-// Two rules cut the tree without losing every optimum: ends are taken in time order (an end
-// taken later only holds memory longer), and, for candidates i < j of equal size, O(i) is not
+// Three rules cut the tree without losing every optimum: ends are taken in time order (an end
+// taken later only holds memory longer); for candidates i < j of equal size, O(i) is not
 // started while x_j is offloaded and not yet prefetched (the exchange argument of
-// docs/act-offload.md). States that agree on where every activation is, on the operation and
+// docs/act-offload.md); and x_j is never offloaded when no operation from F_j to B_{j+1} needs
+// bytes away — x_j can be away only during those operations and the gaps after F_j..B_{j+2},
+// whose memory with everything on the GPU is at most that of the operation before, so dropping
+// such a round trip leaves every event within M_GPU and no time later. States that agree on where every activation is, on the operation and
 // transfer under way, are compared on their clocks (now, end of the running operation, end of
 // the running transfer): the sequences that follow one state can follow the other, every time
 // no later, memory the same — so a state no earlier on all three than a recorded one is pruned.
@@ -136,6 +139,7 @@ type events struct {
 	tail      []float64
 	tailB     []float64
 	need0     []int64 // need0[k] = m_k − M_GPU: the bytes that must be away during operation k
+	useful    []bool  // useful[j]: some operation from F_j to B_{j+1} needs bytes away
 	cPre      []int64 // scratch: prefix sums of committed and resident volumes
 	rPre      []int64
 	stop      <-chan struct{}
@@ -188,6 +192,15 @@ func newEvents(p *act.Problem, o EventOptions) *events {
 		e.need0[2*n-1-i] = p.MemB(i) - p.MGPU
 	}
 	e.cPre, e.rPre = make([]int64, n+1), make([]int64, n+1)
+	e.useful = make([]bool, n)
+	for j := 0; j < n; j++ {
+		for k := j; k <= 2*n-2-j; k++ {
+			if e.need0[k] > 0 {
+				e.useful[j] = true
+				break
+			}
+		}
+	}
 	e.s = evState{st: make([]xstate, n+1), link: -1, mem: p.X[0]}
 	return e
 }
@@ -446,7 +459,7 @@ func (e *events) dfs() {
 			}
 		}
 		for j := 0; j < e.n; j++ {
-			if s.st[j] != resident || p.X[j] == 0 || (j > 0 && !e.fDone(j-1)) || s.k > 2*e.n-1-j {
+			if s.st[j] != resident || p.X[j] == 0 || !e.useful[j] || (j > 0 && !e.fDone(j-1)) || s.k > 2*e.n-1-j {
 				continue
 			}
 			if 2*float64(s.offBytes+p.X[j])/p.Beta >= e.best || e.twin(j) {
