@@ -269,24 +269,41 @@ func (e *events) bound() float64 {
 // or on their way, volume C) and the resident ones, which must then be offloaded whole before
 // s_k. So at least max(0, need0[k] − C) more bytes cross the link before s_k, after the transfer
 // under way and after the prefetches of every committed x_j whose reader B_j comes before k
-// (j ≥ 2n−k); then T ≥ s_k + tail[k] — only when some link work must come first (otherwise
-// s_k need not wait for the link at all). A need above what can be away at all is infeasible.
+// (j ≥ 2n−k) — only when some link work must come first (otherwise s_k need not wait for the
+// link at all); s_k is also after the operations before it; then T ≥ s_k + tail[k]. The extra
+// bytes also come back: every committed prefetch and the extra's round trip follow the link's
+// free time, and the last prefetch ends before B_j..B_0 for some j at least the lowest index that
+// may still move. A need above what can be away at all is infeasible.
 func (e *events) lookahead() float64 {
 	s, p, n := &e.s, e.p, e.n
-	// cPre[j+1] = committed volume among x_0..x_j; rPre likewise for resident ones.
+	// cPre[j+1] = committed volume among x_0..x_j; rPre likewise for resident ones; cDur the
+	// committed prefetches' durations; cMin and rFirst[j] the lowest committed index and the
+	// lowest resident index ≤ j.
+	var cDur float64
+	cMin := n
+	rLow := n
 	for j := 0; j < n; j++ {
 		c, r := int64(0), int64(0)
 		switch s.st[j] {
 		case offloading, offDone, away:
 			c = p.X[j]
+			cDur += e.dur(j)
+			cMin = min(cMin, j)
 		case resident:
 			r = p.X[j]
+			if r > 0 {
+				rLow = min(rLow, j)
+			}
 		}
 		e.cPre[j+1], e.rPre[j+1] = e.cPre[j]+c, e.rPre[j]+r
 	}
 	free := s.now
 	if s.link >= 0 {
 		free = s.linkEnd
+	}
+	opFree := s.now
+	if s.run {
+		opFree = s.opEnd
 	}
 	lb := 0.0
 	first := s.k // the next operation to start
@@ -300,27 +317,37 @@ func (e *events) lookahead() float64 {
 				pre += e.dur(jPre)
 			}
 		}
-		need := e.need0[k]
-		if need <= 0 {
-			continue
-		}
-		J := min(k-1, 2*n-2-k)
-		if J < 0 {
-			return math.Inf(1)
-		}
-		c, r := e.cPre[J+1], e.rPre[J+1]
-		if c+r < need {
-			return math.Inf(1)
-		}
-		if pre == 0 && need <= c {
-			continue // no link work before s_k: nothing to add to the compute bound
-		}
-		h := free + pre + float64(max(0, need-c))/p.Beta
 		t := e.restOps[k]
 		if e.tail != nil {
 			t = e.tail[k]
 		}
-		lb = math.Max(lb, h+t)
+		// s_k ≥ the end of the operations before it.
+		sk := opFree + e.restOps[first] - e.restOps[k]
+		need := e.need0[k]
+		if need > 0 {
+			J := min(k-1, 2*n-2-k)
+			if J < 0 {
+				return math.Inf(1)
+			}
+			c, r := e.cPre[J+1], e.rPre[J+1]
+			if c+r < need {
+				return math.Inf(1)
+			}
+			extra := float64(max(0, need-c)) / p.Beta
+			if pre > 0 || extra > 0 {
+				sk = math.Max(sk, free+pre+extra)
+			}
+			if extra > 0 {
+				// The extra bytes go out and come back after free, as do the committed ones;
+				// the last prefetch is of some x_j, j ≥ the lowest candidate, before B_j..B_0.
+				jmin := cMin
+				if rLow <= J {
+					jmin = min(jmin, rLow)
+				}
+				lb = math.Max(lb, free+cDur+2*extra+e.tailB[jmin+1])
+			}
+		}
+		lb = math.Max(lb, sk+t)
 	}
 	return lb
 }
