@@ -36,7 +36,6 @@ type Persistent struct {
 	n      int
 	row    []int32 // row index of (s, t), s ≤ t, at (s-1)*n + (t-1)
 	val    []float64
-	arg    []int16 // 0: F_all first; s' > 0: F_ck^s then F_∅ up to s'-1
 	minOK  []int32 // per row, the least m with a finite value (m+1 if none)
 	// ends holds, per row, its value at the last budget of each block of pruneBlock budgets
 	// (the least value of the block): a compact copy of the table that the block test reads
@@ -89,7 +88,6 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	w := m + 1
 	p.row = make([]int32, n*n)
 	p.val = make([]float64, rows*w)
-	p.arg = make([]int16, rows*w)
 	p.minOK = make([]int32, rows)
 	p.nBlocks = m/pruneBlock + 1
 	p.ends = make([]float64, rows*p.nBlocks)
@@ -129,8 +127,8 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 
 // PersistentBytes estimates the memory of the C_MP table (NewPersistent, NewRevolve) of n
 // stages with slots slots (the budget beside a^0 is at most slots slots): per sub-chain (s, t),
-// s ≤ t, a row of slots+1 values (float64) and arguments (int16) plus its block ends, and the
-// n² row index. 10002 stages with 500 slots: 252 GB.
+// s ≤ t, a row of slots+1 values (float64) plus its block ends, and the n² row index. 10002
+// stages with 500 slots: 212 GB.
 func PersistentBytes(n, slots int) int64 { return persistentBytes(n, slots) }
 
 // persistentBytes is the size of newPersistent's allocations for n stages and m slots; keep it
@@ -139,7 +137,7 @@ func persistentBytes(n, m int) int64 {
 	rows := float64(n) * float64(n+1) / 2
 	w := float64(m + 1)
 	blocks := float64(m/pruneBlock + 1)
-	return satMul(rows, w, 8+2) + satMul(rows, blocks, 8) + satMul(float64(n), float64(n), 4) + satMul(rows, 4)
+	return satMul(rows, w, 8) + satMul(rows, blocks, 8) + satMul(float64(n), float64(n), 4) + satMul(rows, 4)
 }
 
 func (p *Persistent) rowOf(s, t int) int { return int(p.row[(s-1)*p.n+(t-1)]) }
@@ -153,8 +151,7 @@ func (p *Persistent) slice(r int) []float64 {
 func (p *Persistent) fill(s, t int) {
 	r := p.rowOf(s, t)
 	out := p.slice(r)
-	arg := p.arg[r*(p.m+1) : (r+1)*(p.m+1)]
-	p.fillRange(s, t, out, arg, 0, p.m)
+	p.fillRange(s, t, out, 0, p.m)
 	ok := p.m + 1
 	for m := 0; m <= p.m; m++ {
 		if !math.IsInf(out[m], 1) {
@@ -174,7 +171,11 @@ func (p *Persistent) fill(s, t int) {
 const pruneBlock = 32
 
 // fillRange computes out[m] for mlo ≤ m ≤ mhi.
-func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi int) {
+//
+// It keeps values only: the argument of a state (which branch or split reaches it) is found
+// again by argmin when a sequence is rebuilt, which visits O(n) states, so that the fill
+// neither stores nor moves an argument per state.
+func (p *Persistent) fillRange(s, t int, out []float64, mlo, mhi int) {
 	sc := p.sc
 	mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
 	if s == t {
@@ -229,12 +230,10 @@ func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi in
 		if lo >= hi {
 			continue
 		}
-		id := int16(s2)
 		// The same bound block by block, blocks aligned on multiples of pruneBlock: on
 		// [b0, b1) the split is at least pre + A[j] + B[b1−1] for any j ≥ b1−1−off, here the
 		// last budget of j's block (ends, in cache), and out is at most out[b0] there, so a
-		// block where out[b0] is already at or under that bound cannot change (the table stays
-		// the same, arguments included).
+		// block where out[b0] is already at or under that bound cannot change.
 		Aend, Bend := p.ends[right*p.nBlocks:(right+1)*p.nBlocks], p.ends[left*p.nBlocks:(left+1)*p.nBlocks]
 		for b0 := lo; b0 < hi; {
 			b1 := min((b0/pruneBlock+1)*pruneBlock, hi)
@@ -242,7 +241,7 @@ func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi in
 				b0 = b1
 				continue
 			}
-			minPlus(pre, A[b0-off:b1-off], B[b0:b1], out[b0:b1], arg[b0:b1], id)
+			minPlus(pre, A[b0-off:b1-off], B[b0:b1], out[b0:b1])
 			b0 = b1
 		}
 	}
@@ -289,12 +288,11 @@ func (p *Persistent) Solve(budget int64) (Result, error) {
 
 // rebuild appends OptRecP(s, t, m) (004 Alg. 4) to seq.
 func (p *Persistent) rebuild(seq *schedule.Sequence, s, t, m int) {
-	r := p.rowOf(s, t)
 	if s == t {
 		*seq = append(*seq, schedule.Op{Kind: schedule.Fall, Stage: s}, schedule.Op{Kind: schedule.B, Stage: s})
 		return
 	}
-	s2 := int(p.arg[r*(p.m+1)+m])
+	s2 := p.argmin(s, t, m)
 	if s2 == 0 {
 		*seq = append(*seq, schedule.Op{Kind: schedule.Fall, Stage: s})
 		p.rebuild(seq, s+1, t, m-p.sc.abar[s])
@@ -307,6 +305,37 @@ func (p *Persistent) rebuild(seq *schedule.Sequence, s, t, m int) {
 	}
 	p.rebuild(seq, s2, t, m-p.sc.a[s2-1])
 	p.rebuild(seq, s, s2-1, m)
+}
+
+// argmin returns which candidate of the recurrence reaches C_MP(s, t, m) (finite, s < t): 0
+// for C_all, s' for the split C_ck(s, s', t, m). The candidates are evaluated in the fill's
+// order (C_all, then s' ascending) with its very expressions, and the first one equal to the
+// stored value is the one the fill would have recorded with a strict comparison: every earlier
+// candidate is larger, and none that the fill pruned can be smaller. So the sequences are
+// those of an argument table, without one.
+func (p *Persistent) argmin(s, t, m int) int {
+	sc := p.sc
+	v := p.slice(p.rowOf(s, t))[m]
+	if !p.adjoint {
+		mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
+		if off := sc.abar[s]; m >= mAll && m >= off && sc.uf[s]+sc.ub[s]+p.slice(p.rowOf(s+1, t))[m-off] == v {
+			return 0
+		}
+	}
+	fwd := 0
+	pre := 0.0
+	for s2 := s + 1; s2 <= t; s2++ {
+		fwd = sc.splitPeak(s, s2, fwd)
+		pre += sc.uf[s2-1]
+		if m < sc.d[t]+fwd {
+			break
+		}
+		off := sc.a[s2-1]
+		if m >= off && pre+p.slice(p.rowOf(s2, t))[m-off]+p.slice(p.rowOf(s, s2-1))[m] == v {
+			return s2
+		}
+	}
+	panic(fmt.Sprintf("dp: no candidate reaches C_MP(%d, %d, %d) = %g", s, t, m, v))
 }
 
 // check replays seq and compares it with the table's makespan and the budget.
