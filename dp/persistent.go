@@ -102,21 +102,23 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	for i := range p.val {
 		p.val[i] = inf
 	}
-	// Order: t ascending, then s descending. Row (s, t) needs (s', t) for s' > s, filled just
-	// before and still in cache, and (s, s'−1) for s' ≤ t, contiguous in memory. (The
-	// diagonal order of 004 Alg. 3 touches rows scattered over the whole table and is about
-	// twice as slow at 339 stages.) Columns go to the cores as a wavefront.
+	// Order: blocks of colBlock columns t ascending, then s descending (blockWavefront).
+	// Row (s, t) needs (s', t) for s' > s, filled just before and still in cache, and
+	// (s, s'−1) for s' ≤ t, contiguous in memory; fillRows reads each of the latter that lies
+	// in an earlier block once for the whole block. (The diagonal order of 004 Alg. 3 touches
+	// rows scattered over the whole table and is about twice as slow at 339 stages.) Blocks
+	// go to the cores as a wavefront.
 	workers := p.workers
 	if (n+1)*(m+1) < 1<<14 {
 		workers = 1
 	}
 	var stop atomic.Bool
-	wavefront(n, workers, func(_, s, t int) bool {
-		if s == t && stopped(opt.Stop) { // once per column
+	blockWavefront(n, colBlock, workers, func(_, s, t0, t1 int) bool {
+		if s == t1-1 && stopped(opt.Stop) { // once per block
 			stop.Store(true)
 			return false
 		}
-		p.fill(s, t)
+		p.fillRows(s, t0, t1)
 		return true
 	})
 	if stop.Load() {
@@ -147,11 +149,103 @@ func (p *Persistent) slice(r int) []float64 {
 	return p.val[r*w : (r+1)*w]
 }
 
-// fill computes row (s, t) for every m.
-func (p *Persistent) fill(s, t int) {
+// colBlock is the width of the blocks of columns t that fillRows fills together.
+const colBlock = 8
+
+// pruneBlock is the width of the blocks of budgets that split skips when a split's lower
+// bound on the block cannot beat the row's current values.
+const pruneBlock = 32
+
+// fillRows computes rows (s, t), max(s, t0) ≤ t < t1 ≤ t0 + colBlock, for every m, once every
+// row (s', t) with s' > s and every row (s, t') with t' < t0 is filled.
+//
+// Each row's candidates are evaluated in the recurrence's order: C_all, then the splits s'
+// ascending. The splits s' ≤ t0 come first for every row of the block, one s' at a time for
+// all t, so that their left row (s, s'−1), in an earlier block and no longer in cache, is
+// read once for the block instead of once per column; the splits s' > t0 then run row by row,
+// t ascending, since their left rows are rows of this call.
+//
+// The fill keeps values only: the argument of a state (which branch or split reaches it) is
+// found again by argmin when a sequence is rebuilt, which visits O(n) states, so that the fill
+// neither stores nor moves an argument per state.
+func (p *Persistent) fillRows(s, t0, t1 int) {
+	sc := p.sc
+	first := max(s, t0)
+	for t := first; t < t1; t++ {
+		p.start(s, t)
+	}
+	// live[t−t0]: row (s, t) still has splits that fit (the forward steps of s' only grow
+	// with s', so once d^t + fwd exceeds the budget, no later split fits either).
+	var live [colBlock]bool
+	fwd, pre, s2 := 0, 0.0, s+1
+	if s < t0 {
+		n := 0
+		for t := t0; t < t1; t++ {
+			live[t-t0] = true
+			n++
+		}
+		for ; s2 <= t0 && n > 0; s2++ {
+			fwd = sc.splitPeak(s, s2, fwd)
+			pre += sc.uf[s2-1]
+			for t := t0; t < t1; t++ {
+				if !live[t-t0] {
+					continue
+				}
+				if need := sc.d[t] + fwd; need <= p.m {
+					p.split(s, s2, t, need, pre)
+				} else {
+					live[t-t0] = false
+					n--
+				}
+			}
+		}
+	}
+	for t := first; t < t1; t++ {
+		if s < t0 && !live[t-t0] {
+			p.finish(s, t)
+			continue
+		}
+		f, pr := fwd, pre
+		for s3 := s2; s3 <= t; s3++ {
+			f = sc.splitPeak(s, s3, f)
+			pr += sc.uf[s3-1]
+			need := sc.d[t] + f
+			if need > p.m {
+				break
+			}
+			p.split(s, s3, t, need, pr)
+		}
+		p.finish(s, t)
+	}
+}
+
+// start sets row (s, t) to its first candidate: u_f^s + u_b^s where it fits if s = t, C_all
+// otherwise (+∞ for revolve, which has no C_all for s < t).
+func (p *Persistent) start(s, t int) {
+	sc := p.sc
+	out := p.slice(p.rowOf(s, t))
+	mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
+	if s == t {
+		for m := mAll; m <= p.m; m++ {
+			out[m] = sc.uf[s] + sc.ub[s]
+		}
+		return
+	}
+	if !p.adjoint {
+		sub := p.rowOf(s+1, t)
+		off := sc.abar[s]
+		in := p.slice(sub)
+		base := sc.uf[s] + sc.ub[s]
+		for m := max(mAll, int(p.minOK[sub])+off); m <= p.m; m++ {
+			out[m] = base + in[m-off]
+		}
+	}
+}
+
+// finish records row (s, t)'s least finite budget and its block ends, read by later splits.
+func (p *Persistent) finish(s, t int) {
 	r := p.rowOf(s, t)
 	out := p.slice(r)
-	p.fillRange(s, t, out, 0, p.m)
 	ok := p.m + 1
 	for m := 0; m <= p.m; m++ {
 		if !math.IsInf(out[m], 1) {
@@ -166,84 +260,51 @@ func (p *Persistent) fill(s, t int) {
 	}
 }
 
-// pruneBlock is the width of the blocks of budgets that fillRange skips when a split's lower
-// bound on the block cannot beat the row's current values.
-const pruneBlock = 32
-
-// fillRange computes out[m] for mlo ≤ m ≤ mhi.
-//
-// It keeps values only: the argument of a state (which branch or split reaches it) is found
-// again by argmin when a sequence is rebuilt, which visits O(n) states, so that the fill
-// neither stores nor moves an argument per state.
-func (p *Persistent) fillRange(s, t int, out []float64, mlo, mhi int) {
+// split lowers row (s, t) to the split C_ck(s, s2, t, m) = pre + C_MP(s2, t, m − ω_a^{s2−1})
+// + C_MP(s, s2−1, m) for m ≥ need, where it is smaller (pre = Σ_{k=s}^{s2−1} u_f^k).
+func (p *Persistent) split(s, s2, t, need int, pre float64) {
 	sc := p.sc
-	mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
-	if s == t {
-		for m := max(mAll, mlo); m <= mhi; m++ {
-			out[m] = sc.uf[s] + sc.ub[s]
-		}
+	mhi := p.m
+	r, right, left := p.rowOf(s, t), p.rowOf(s2, t), p.rowOf(s, s2-1)
+	off := sc.a[s2-1]
+	lo := max(need, int(p.minOK[right])+off, int(p.minOK[left]))
+	if lo > mhi {
 		return
 	}
-	if !p.adjoint {
-		sub := p.rowOf(s+1, t)
-		off := sc.abar[s]
-		in := p.slice(sub)
-		base := sc.uf[s] + sc.ub[s]
-		for m := max(mAll, int(p.minOK[sub])+off, mlo); m <= mhi; m++ {
-			out[m] = base + in[m-off]
+	out, A, B := p.slice(r), p.slice(right), p.slice(left)
+	// Rows are non-increasing in m, so pre + A[mhi-off] + B[mhi] bounds this split from
+	// below on the range; out is non-increasing too, so the split cannot improve any m
+	// from the first one where out is already at or under that bound.
+	bound := pre + A[mhi-off] + B[mhi]
+	hi := mhi + 1
+	if out[mhi] <= bound {
+		lo2, hi2 := lo, mhi // first m in [lo, mhi] with out[m] <= bound
+		for lo2 < hi2 {
+			mid := (lo2 + hi2) / 2
+			if out[mid] <= bound {
+				hi2 = mid
+			} else {
+				lo2 = mid + 1
+			}
 		}
+		hi = lo2
 	}
-	// Splits s' = s+1..t: F_ck^s, then F_∅^{s+1..s'-1}.
-	fwd := 0
-	pre := 0.0
-	for s2 := s + 1; s2 <= t; s2++ {
-		fwd = sc.splitPeak(s, s2, fwd)
-		pre += sc.uf[s2-1]
-		need := sc.d[t] + fwd
-		if need > mhi {
-			break // the forward steps only grow with s'
-		}
-		right, left := p.rowOf(s2, t), p.rowOf(s, s2-1)
-		off := sc.a[s2-1]
-		lo := max(need, int(p.minOK[right])+off, int(p.minOK[left]), mlo)
-		if lo > mhi {
-			continue
-		}
-		A, B := p.slice(right), p.slice(left)
-		// Rows are non-increasing in m, so pre + A[mhi-off] + B[mhi] bounds this split from
-		// below on the range; out is non-increasing too, so the split cannot improve any m
-		// from the first one where out is already at or under that bound.
-		bound := pre + A[mhi-off] + B[mhi]
-		hi := mhi + 1
-		if out[mhi] <= bound {
-			lo2, hi2 := lo, mhi // first m in [lo, mhi] with out[m] <= bound
-			for lo2 < hi2 {
-				mid := (lo2 + hi2) / 2
-				if out[mid] <= bound {
-					hi2 = mid
-				} else {
-					lo2 = mid + 1
-				}
-			}
-			hi = lo2
-		}
-		if lo >= hi {
-			continue
-		}
-		// The same bound block by block, blocks aligned on multiples of pruneBlock: on
-		// [b0, b1) the split is at least pre + A[j] + B[b1−1] for any j ≥ b1−1−off, here the
-		// last budget of j's block (ends, in cache), and out is at most out[b0] there, so a
-		// block where out[b0] is already at or under that bound cannot change.
-		Aend, Bend := p.ends[right*p.nBlocks:(right+1)*p.nBlocks], p.ends[left*p.nBlocks:(left+1)*p.nBlocks]
-		for b0 := lo; b0 < hi; {
-			b1 := min((b0/pruneBlock+1)*pruneBlock, hi)
-			if out[b0] <= pre+Aend[(b1-1-off)/pruneBlock]+Bend[(b1-1)/pruneBlock] {
-				b0 = b1
-				continue
-			}
-			minPlus(pre, A[b0-off:b1-off], B[b0:b1], out[b0:b1])
+	if lo >= hi {
+		return
+	}
+	// The same bound block by block, blocks aligned on multiples of pruneBlock: on
+	// [b0, b1) the split is at least pre + A[j] + B[b1−1] for any j ≥ b1−1−off, here the
+	// last budget of j's block (ends, in cache), and out is at most out[b0] there, so a
+	// block where out[b0] is already at or under that bound cannot change.
+	Aend, Bend := p.ends[right*p.nBlocks:(right+1)*p.nBlocks], p.ends[left*p.nBlocks:(left+1)*p.nBlocks]
+	for b0 := lo; b0 < hi; {
+		b1 := min((b0/pruneBlock+1)*pruneBlock, hi)
+		if out[b0] <= pre+Aend[(b1-1-off)/pruneBlock]+Bend[(b1-1)/pruneBlock] {
 			b0 = b1
+			continue
 		}
+		minPlus(pre, A[b0-off:b1-off], B[b0:b1], out[b0:b1])
+		b0 = b1
 	}
 }
 
