@@ -297,14 +297,22 @@ func (p *Persistent) split(s, s2, t, need int, pre float64) {
 	// last budget of j's block (ends, in cache), and out is at most out[b0] there, so a
 	// block where out[b0] is already at or under that bound cannot change.
 	Aend, Bend := p.ends[right*p.nBlocks:(right+1)*p.nBlocks], p.ends[left*p.nBlocks:(left+1)*p.nBlocks]
+	// Consecutive blocks that pass go to the kernel as one run (one call, one tail).
+	run := -1
 	for b0 := lo; b0 < hi; {
 		b1 := min((b0/pruneBlock+1)*pruneBlock, hi)
 		if out[b0] <= pre+Aend[(b1-1-off)/pruneBlock]+Bend[(b1-1)/pruneBlock] {
-			b0 = b1
-			continue
+			if run >= 0 {
+				minPlus(pre, A[run-off:b0-off], B[run:b0], out[run:b0])
+				run = -1
+			}
+		} else if run < 0 {
+			run = b0
 		}
-		minPlus(pre, A[b0-off:b1-off], B[b0:b1], out[b0:b1])
 		b0 = b1
+	}
+	if run >= 0 {
+		minPlus(pre, A[run-off:hi-off], B[run:hi], out[run:hi])
 	}
 }
 
