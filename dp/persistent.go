@@ -272,36 +272,23 @@ func (p *Persistent) split(s, s2, t, need int, pre float64) {
 		return
 	}
 	out, A, B := p.slice(r), p.slice(right), p.slice(left)
-	// Rows are non-increasing in m, so pre + A[mhi-off] + B[mhi] bounds this split from
-	// below on the range; out is non-increasing too, so the split cannot improve any m
-	// from the first one where out is already at or under that bound.
+	// Rows are non-increasing in m, so pre + A[mhi−off] + B[mhi] bounds this split from
+	// below on the whole range, and blockwise, on [b0, b1) (blocks aligned on multiples of
+	// pruneBlock), pre + A[j] + B[b1−1] does for any j ≥ b1−1−off, here the last budget of
+	// j's block (ends, in cache). out is non-increasing too, at most out[b0] on the block: a
+	// block where out[b0] is already at or under the block's bound cannot change, and from
+	// the first block where it is at or under the whole range's bound, none can.
 	bound := pre + A[mhi-off] + B[mhi]
-	hi := mhi + 1
-	if out[mhi] <= bound {
-		lo2, hi2 := lo, mhi // first m in [lo, mhi] with out[m] <= bound
-		for lo2 < hi2 {
-			mid := (lo2 + hi2) / 2
-			if out[mid] <= bound {
-				hi2 = mid
-			} else {
-				lo2 = mid + 1
-			}
-		}
-		hi = lo2
-	}
-	if lo >= hi {
-		return
-	}
-	// The same bound block by block, blocks aligned on multiples of pruneBlock: on
-	// [b0, b1) the split is at least pre + A[j] + B[b1−1] for any j ≥ b1−1−off, here the
-	// last budget of j's block (ends, in cache), and out is at most out[b0] there, so a
-	// block where out[b0] is already at or under that bound cannot change.
 	Aend, Bend := p.ends[right*p.nBlocks:(right+1)*p.nBlocks], p.ends[left*p.nBlocks:(left+1)*p.nBlocks]
 	// Consecutive blocks that pass go to the kernel as one run (one call, one tail).
-	run := -1
-	for b0 := lo; b0 < hi; {
-		b1 := min((b0/pruneBlock+1)*pruneBlock, hi)
-		if out[b0] <= pre+Aend[(b1-1-off)/pruneBlock]+Bend[(b1-1)/pruneBlock] {
+	run, b0 := -1, lo
+	for b0 <= mhi {
+		ob := out[b0]
+		if ob <= bound {
+			break
+		}
+		b1 := min((b0/pruneBlock+1)*pruneBlock, mhi+1)
+		if ob <= pre+Aend[(b1-1-off)/pruneBlock]+Bend[(b1-1)/pruneBlock] {
 			if run >= 0 {
 				minPlus(pre, A[run-off:b0-off], B[run:b0], out[run:b0])
 				run = -1
@@ -312,7 +299,7 @@ func (p *Persistent) split(s, s2, t, need int, pre float64) {
 		b0 = b1
 	}
 	if run >= 0 {
-		minPlus(pre, A[run-off:hi-off], B[run:hi], out[run:hi])
+		minPlus(pre, A[run-off:b0-off], B[run:b0], out[run:b0])
 	}
 }
 
