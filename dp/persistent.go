@@ -272,14 +272,15 @@ func (p *Persistent) split(s, s2, t, need int, pre float64) {
 		return
 	}
 	out, A, B := p.slice(r), p.slice(right), p.slice(left)
-	// Rows are non-increasing in m, so pre + A[mhi−off] + B[mhi] bounds this split from
-	// below on the whole range, and blockwise, on [b0, b1) (blocks aligned on multiples of
-	// pruneBlock), pre + A[j] + B[b1−1] does for any j ≥ b1−1−off, here the last budget of
-	// j's block (ends, in cache). out is non-increasing too, at most out[b0] on the block: a
-	// block where out[b0] is already at or under the block's bound cannot change, and from
-	// the first block where it is at or under the whole range's bound, none can.
-	bound := pre + A[mhi-off] + B[mhi]
+	// Rows are non-increasing in m, so on [b0, b1) (blocks aligned on multiples of
+	// pruneBlock) the split is at least pre + A[j] + B[b1−1] for any j ≥ b1−1−off, here the
+	// last budget of j's block (ends, in cache), and on the whole range at least
+	// pre + A[mhi] + B[mhi] (the ends of the last blocks). out is non-increasing too, at most
+	// out[b0] on the block: a block where out[b0] is already at or under the block's bound
+	// cannot change, and from the first block where it is at or under the whole range's
+	// bound, none can.
 	Aend, Bend := p.ends[right*p.nBlocks:(right+1)*p.nBlocks], p.ends[left*p.nBlocks:(left+1)*p.nBlocks]
+	bound := pre + Aend[len(Aend)-1] + Bend[len(Bend)-1]
 	// Consecutive blocks that pass go to the kernel as one run (one call, one tail).
 	run, b0 := -1, lo
 	for b0 <= mhi {
