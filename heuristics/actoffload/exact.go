@@ -1,6 +1,7 @@
 package actoffload
 
 import (
+	"encoding/binary"
 	"math"
 
 	act "github.com/memsched/memsched/instances/actoffload"
@@ -16,11 +17,20 @@ const (
 	Optimal ExactStatus = iota
 	// NodeLimit: the search stopped early; the schedule is the best found, not proven.
 	NodeLimit
+	// Stopped: ExactOptions.Stop closed; the schedule is the best found, not proven.
+	Stopped
 )
 
+// NoWaitInfeasible is the status a caller reports when Exact finished without a schedule but
+// nothing proved Problem 1 infeasible (EventSearch did not finish): no no-wait schedule exists.
+const NoWaitInfeasible = "no-wait-infeasible"
+
 func (s ExactStatus) String() string {
-	if s == Optimal {
+	switch s {
+	case Optimal:
 		return "optimal"
+	case Stopped:
+		return "time-limit"
 	}
 	return "node-limit"
 }
@@ -35,6 +45,12 @@ type ExactOptions struct {
 	LowerBound float64
 	// MaxNodes bounds the search (0: 10⁷ nodes).
 	MaxNodes int
+	// Stop ends the search when it is closed (a deadline; checked every 1024 nodes).
+	Stop <-chan struct{}
+	// MaxStates bounds the table of states already searched (0: 2²⁰ states, about 150 MB on
+	// 80 operations); past it, states are no longer recorded (the search stays exact, only
+	// slower).
+	MaxStates int
 }
 
 // Exact searches every offload set and every order of the transfers on the link — offloads and
@@ -43,6 +59,17 @@ type ExactOptions struct {
 // the compute left (from the running or next operation), the link work left (prefetches of
 // what is on the CPU, plus twice the volume still missing to reach M_peak − M_GPU, 001 Prop. 2,
 // over β), and the backward time after the lowest activation still to come back.
+//
+// Two reductions keep it exact among no-wait schedules:
+//   - Equal sizes: for candidates i < j with |x_i| = |x_j|, an order where O(j) precedes O(i)
+//     need only be searched when P(j) precedes O(i) too (the exchange argument of
+//     docs/act-offload.md, "Order of transfers": swapping the two offloads' slots keeps the
+//     link's intervals and only moves releases earlier). So O(i) is not pushed while such an
+//     x_j is offloaded and not yet prefetched.
+//   - Transpositions: the simulation's future depends only on its state at a decision point
+//     (where each activation is, the next operation and whether it runs, the clock and the
+//     running operation's end, up to the simulation's time tolerance), so a state reached a
+//     second time — typically by the same transfers in another order — is not searched again.
 //
 // The result is optimal among no-wait schedules, which is the optimum of Problem 1 by 001
 // Prop. 1 as far as the no-wait scheduler's prefetch rule (never block an operation before the
@@ -58,6 +85,11 @@ func Exact(p *act.Problem, o ExactOptions) (*Result, ExactStatus, error) {
 	if e.maxNodes == 0 {
 		e.maxNodes = 10_000_000
 	}
+	e.stop, e.maxStates = o.Stop, o.MaxStates
+	if e.maxStates == 0 {
+		e.maxStates = 1 << 20
+	}
+	e.seen = make(map[string]struct{})
 	e.lb = math.Max(p.Compute(), 2*float64(e.need)/p.Beta)
 	if o.LowerBound > e.lb {
 		e.lb = o.LowerBound
@@ -84,7 +116,10 @@ func Exact(p *act.Problem, o ExactOptions) (*Result, ExactStatus, error) {
 	s.run(true)
 	e.dfs(s)
 	status := Optimal
-	if e.stopped {
+	switch {
+	case e.interrupted:
+		status = Stopped
+	case e.stopped:
 		status = NodeLimit
 	}
 	if e.sol == nil {
@@ -106,6 +141,51 @@ type exact struct {
 	nodes          int
 	maxNodes       int
 	stopped, found bool
+	stop           <-chan struct{}
+	interrupted    bool
+	seen           map[string]struct{}
+	maxStates      int
+	key            []byte
+}
+
+// visited records s's decision state and reports whether it was recorded already. Times are
+// keyed on a grid of the simulation's tolerance, so that the same transfers added in another
+// order (t + d_a + d_b against t + d_b + d_a) meet.
+func (e *exact) visited(s *sim) bool {
+	k := e.key[:0]
+	for _, st := range s.st {
+		k = append(k, byte(st))
+	}
+	run := byte(0)
+	if s.running {
+		run = 1
+	}
+	k = append(k, run)
+	k = binary.LittleEndian.AppendUint32(k, uint32(s.k))
+	k = binary.LittleEndian.AppendUint64(k, uint64(s.offBytes))
+	k = binary.LittleEndian.AppendUint64(k, uint64(math.Round(s.now/s.tol)))
+	if s.running {
+		k = binary.LittleEndian.AppendUint64(k, uint64(math.Round(s.opEnd/s.tol)))
+	}
+	e.key = k
+	if _, ok := e.seen[string(k)]; ok {
+		return true
+	}
+	if len(e.seen) < e.maxStates {
+		e.seen[string(k)] = struct{}{}
+	}
+	return false
+}
+
+// pendingTwin reports whether an activation of x_i's size with a higher index is offloaded and
+// not yet prefetched (the equal-size rule of Exact).
+func (e *exact) pendingTwin(s *sim, i int) bool {
+	for j := i + 1; j < e.n; j++ {
+		if e.p.X[j] == e.p.X[i] && (s.st[j] == offloading || s.st[j] == offDone || s.st[j] == away) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *exact) bound(s *sim) float64 {
@@ -159,7 +239,15 @@ func (e *exact) dfs(s *sim) {
 		e.stopped = true
 		return
 	}
-	if e.bound(s) >= e.best {
+	if e.stop != nil && e.nodes&1023 == 0 {
+		select {
+		case <-e.stop:
+			e.stopped, e.interrupted = true, true
+			return
+		default:
+		}
+	}
+	if e.bound(s) >= e.best || e.visited(s) {
 		return
 	}
 	if s.awayPending == 0 && s.offBytes >= e.need {
@@ -178,7 +266,7 @@ func (e *exact) dfs(s *sim) {
 		if kb := 2*e.n - 1 - j; s.st[j] != resident || e.p.X[j] == 0 || s.k > kb || (s.k == kb && s.running) {
 			continue
 		}
-		if 2*float64(s.offBytes+e.p.X[j])/e.p.Beta >= e.best {
+		if 2*float64(s.offBytes+e.p.X[j])/e.p.Beta >= e.best || e.pendingTwin(s, j) {
 			continue
 		}
 		c := s.clone()

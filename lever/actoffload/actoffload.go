@@ -30,8 +30,9 @@ type Options struct {
 	// LowerBound is a certified lower bound at which the exact search stops (0: its own,
 	// 001 Prop. 3).
 	LowerBound float64
-	// MaxNodes bounds the exact search (0: its default).
+	// MaxNodes bounds the exact search (0: its default); Stop ends it when closed.
 	MaxNodes int
+	Stop     <-chan struct{}
 }
 
 // Strategy is one activation-offloading strategy.
@@ -70,7 +71,7 @@ var Strategies = []Strategy{
 		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNHalf) })},
 	{"exact", "branch and bound over offload sets and link orders (small chains): optimal among no-wait schedules when it finishes", InAll | InCertify,
 		func(p *act.Problem, o Options) (*heur.Result, string, error) {
-			r, st, err := heur.Exact(p, heur.ExactOptions{LowerBound: o.LowerBound, MaxNodes: o.MaxNodes})
+			r, st, err := heur.Exact(p, heur.ExactOptions{LowerBound: o.LowerBound, MaxNodes: o.MaxNodes, Stop: o.Stop})
 			return r, st.String(), err
 		}},
 }

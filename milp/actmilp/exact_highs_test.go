@@ -61,7 +61,8 @@ func exactCorpus(r *rand.Rand, it int, full bool) *act.Problem {
 // from the best heuristic's schedule is optimal and equals the exact branch and bound
 // (heuristics/actoffload.Exact, every offload set and link order), its re-timed schedule
 // validates at that makespan, its proven bound is the optimum, and the safe bound of its LP
-// relaxation (milp.LPBound) is ≤ the optimum. Infeasible instances are proven infeasible.
+// relaxation (milp.LPBound) is ≤ the optimum, and the event search (EventSearch) proves the
+// same optimum. Infeasible instances are proven infeasible.
 func TestMILPEqualsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 21))
 	full := os.Getenv("MEMSCHED_ACTMILP_FULL") == "1"
@@ -71,7 +72,7 @@ func TestMILPEqualsExact(t *testing.T) {
 	} else if testing.Short() {
 		n = 40
 	}
-	moved, better, infeasible, big, skipped := 0, 0, 0, 0, 0
+	moved, better, infeasible, big, skipped, evDone := 0, 0, 0, 0, 0, 0
 	var lpGap float64
 	var milpTime, exactTime time.Duration
 	for it := 0; it < n; it++ {
@@ -116,6 +117,14 @@ func TestMILPEqualsExact(t *testing.T) {
 		assert.Equal(t, milp.Optimal, sol.Status, "instance %d", it)
 		assert.InDelta(t, want, sol.Makespan(), 1e-7*want, "instance %d %+v: exact %v, milp %v", it, p, e.Schedule, sol.Best.Schedule)
 		assert.InDelta(t, want, sol.Bound, 1e-6*want, "instance %d: bound", it)
+		// The complete search over event sequences (heuristics/actoffload.EventSearch) proves
+		// the same optimum as the MILP, independently of the no-wait rule.
+		ev, err := heur.EventSearch(p, heur.EventOptions{MaxNodes: 20_000_000})
+		require.NoError(t, err)
+		if ev.Complete {
+			evDone++
+			assert.InDelta(t, sol.Bound, ev.Bound, 1e-6*want, "instance %d: event search against the MILP", it)
+		}
 		lp, err := milp.LPBound(context.Background(), highs(t)[0], sol.Formulation.Model, milp.Params{})
 		require.NoError(t, err)
 		require.Equal(t, milp.Optimal, lp.Status, "instance %d: LP relaxation", it)
@@ -135,7 +144,8 @@ func TestMILPEqualsExact(t *testing.T) {
 			assert.LessOrEqual(t, res.Objective*f.Units.Time, want*(1+1e-6), "instance %d: interruptible relaxation above the optimum", it)
 		}
 	}
-	t.Logf("%d instances (%d skipped: the exact search stopped at its node limit; %d with 11–16 operations): %d need transfers, %d infeasible, the optimum beats GREEDY and VDNN on %d; worst LP bound %.1f %% under the optimum; MILP %v, exact search %v",
-		n, skipped, big, moved, infeasible, better, 100*lpGap, milpTime.Round(time.Millisecond), exactTime.Round(time.Millisecond))
+	t.Logf("%d instances (%d skipped: the exact search stopped at its node limit; %d with 11–16 operations): %d need transfers, %d infeasible, the optimum beats GREEDY and VDNN on %d; worst LP bound %.1f %% under the optimum; MILP %v, exact search %v; event search complete and equal on %d",
+		n, skipped, big, moved, infeasible, better, 100*lpGap, milpTime.Round(time.Millisecond), exactTime.Round(time.Millisecond), evDone)
 	assert.Greater(t, moved, n/2)
+	assert.Equal(t, n-skipped-infeasible, evDone, "the event search completes wherever the no-wait search does")
 }

@@ -1,0 +1,577 @@
+package actoffload
+
+import (
+	"fmt"
+	"math"
+
+	act "github.com/memsched/memsched/instances/actoffload"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify/timed"
+)
+
+// EventOptions tunes EventSearch. The zero value searches to the end.
+type EventOptions struct {
+	// Incumbent is the makespan of a verified schedule (0: none). Only shorter schedules are
+	// sought; when none exists the search proves Incumbent/(1+Gap) a lower bound.
+	Incumbent float64
+	// Gap is the relative gap at which a node is pruned: bound ≥ best/(1+Gap). 0: exact.
+	Gap float64
+	// Stop ends the search when closed (a deadline; checked every 1024 nodes); MaxNodes too
+	// (0: 10⁸).
+	Stop     <-chan struct{}
+	MaxNodes int
+	// MaxStates bounds the table of states searched (0: 2²², about 0.6 GB on 60
+	// operations; see EventStateBytes); past it, new states are not recorded (the search stays
+	// complete, only slower).
+	MaxStates int
+}
+
+// EventResult is the outcome of EventSearch.
+type EventResult struct {
+	// Complete: the whole tree was searched (pruned at Gap); Bound is then certified.
+	Complete bool
+	// Bound: every schedule of Problem 1 has makespan ≥ Bound when Complete (the best found,
+	// or the incumbent, over 1+Gap); 0 otherwise.
+	Bound float64
+	// Best is the shortest schedule the search found, validated by verify/timed (nil if it
+	// found none below the incumbent).
+	Best *Result
+	// Nodes searched and States recorded (for reports and tuning).
+	Nodes, States int
+}
+
+// EventStateBytes is the memory of one recorded state of EventSearch on n operations per
+// pass (packed key, clocks and map overhead, with the map's growth), for sizing MaxStates
+// from a memory limit.
+func EventStateBytes(n int) int64 { return 160 }
+
+// EventSearch is an exact search for Problem 1 (SPEC §2) over event sequences. A schedule is
+// the time-ordered sequence of its events — starts and ends of compute operations and of
+// transfers — and GPU memory changes only at events, so a sequence is valid or not whatever the
+// times; its earliest times follow by one pass (a start at the previous event's time, an end at
+// its start plus its duration). Every valid schedule can be left-shifted without changing its
+// sequence until each start coincides with an earlier event (constraints and memory change only
+// there), so searching, from each state, every event that may come next at the current time
+// — start the next operation, start any transfer the link may take, or let time run to the
+// next end — reaches an optimal schedule. The search is therefore complete for Problem 1
+// itself, not only for no-wait schedules (Exact), and its result, when it finishes, certifies
+// a lower bound.
+//
+// Three rules cut the tree without losing every optimum: ends are taken in time order (an end
+// taken later only holds memory longer); for candidates i < j of equal size, O(i) is not
+// started while x_j is offloaded and not yet prefetched (the exchange argument of
+// docs/act-offload.md); and x_j is never offloaded when no operation from F_j to B_{j+1} needs
+// bytes away — x_j can be away only during those operations and the gaps after F_j..B_{j+2},
+// whose memory with everything on the GPU is at most that of the operation before, so dropping
+// such a round trip leaves every event within M_GPU and no time later. States that agree on where every activation is, on the operation and
+// transfer under way, are compared on their clocks (now, end of the running operation, end of
+// the running transfer): the sequences that follow one state can follow the other, every time
+// no later, memory the same — so a state no earlier on all three than a recorded one is pruned.
+// Nodes are pruned too by the bound of Exact (compute left, whole-transfer tails, link work
+// left) read for any schedule.
+func EventSearch(p *act.Problem, o EventOptions) (*EventResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	e := newEvents(p, o)
+	e.dfs()
+	res := &EventResult{Nodes: e.nodes, States: len(e.seen), Complete: !e.stopped}
+	if res.Complete {
+		// Nodes were pruned at bound·(1+gap) ≥ best·(1−1e-12), the tolerance of the times: with
+		// a gap the bound keeps that factor; without, the best is the optimum to that tolerance.
+		res.Bound = e.best
+		if e.gap > 0 {
+			res.Bound = e.best * (1 - 1e-12) / (1 + e.gap)
+		}
+		if math.IsInf(e.best, 1) {
+			res.Bound = math.Inf(1)
+		}
+	}
+	if e.sol != nil {
+		sch := &schedule.Timed{Ops: e.sol.ops, Transfers: e.sol.trs}
+		rep, err := timed.Check(p, sch)
+		if err != nil {
+			return nil, fmt.Errorf("actoffload: event search schedule fails validation (bug): %w", err)
+		}
+		r := &Result{Feasible: true, Schedule: sch, Report: rep}
+		for _, t := range sch.Transfers {
+			if t.Kind == schedule.Offload {
+				r.Offloaded = append(r.Offloaded, t.Index)
+			}
+		}
+		res.Best = r
+		if res.Complete {
+			res.Bound = math.Min(res.Bound, rep.Makespan)
+		}
+	}
+	return res, nil
+}
+
+// evState is the search's state at a decision point.
+type evState struct {
+	st       []xstate // per activation: resident, offloading, offDone, away, fetching, back
+	k        int      // operations started
+	run      bool     // operation k−1 is running
+	opStart  float64
+	opEnd    float64
+	link     int // activation on the link, −1 when free
+	linkOff  bool
+	linkEnd  float64
+	now      float64
+	mem      int64
+	offBytes int64
+}
+
+type evSol struct {
+	ops []schedule.TimedOp
+	trs []schedule.ActTransfer
+}
+
+type events struct {
+	p         *act.Problem
+	n         int
+	tol       float64
+	need      int64
+	gap       float64
+	best      float64
+	sol       *evSol
+	restOps   []float64
+	tail      []float64
+	tailB     []float64
+	need0     []int64 // need0[k] = m_k − M_GPU: the bytes that must be away during operation k
+	useful    []bool  // useful[j]: some operation from F_j to B_{j+1} needs bytes away
+	cPre      []int64 // scratch: prefix sums of committed and resident volumes
+	rPre      []int64
+	stop      <-chan struct{}
+	maxNodes  int
+	nodes     int
+	stopped   bool
+	seen      map[stateKey]int32
+	clocks    []clockEntry
+	maxStates int
+	ops       []schedule.TimedOp
+	trs       []schedule.ActTransfer
+	s         evState
+}
+
+func newEvents(p *act.Problem, o EventOptions) *events {
+	n := p.L() + 1
+	e := &events{p: p, n: n, need: max(0, p.Peak()-p.MGPU), gap: o.Gap, best: math.Inf(1),
+		stop: o.Stop, maxNodes: o.MaxNodes, maxStates: o.MaxStates, seen: map[stateKey]int32{}}
+	if o.Incumbent > 0 {
+		e.best = o.Incumbent
+	}
+	if e.maxNodes == 0 {
+		e.maxNodes = 100_000_000
+	}
+	if e.maxStates == 0 {
+		e.maxStates = 1 << 22
+	}
+	var scale float64
+	for i := 0; i < n; i++ {
+		scale += p.UF[i] + p.UB[i]
+	}
+	for _, x := range p.X {
+		scale += 2 * float64(x) / p.Beta
+	}
+	e.tol = 1e-12 * math.Max(scale, 1)
+	e.restOps = make([]float64, 2*n+1)
+	for k := 2*n - 1; k >= 0; k-- {
+		e.restOps[k] = e.restOps[k+1] + e.opDur(k)
+	}
+	e.tailB = make([]float64, n+1)
+	for i := 0; i < n; i++ {
+		e.tailB[i+1] = e.tailB[i] + p.UB[i]
+	}
+	if _, tail, ok := p.WholeWindows(); ok {
+		e.tail = tail
+	}
+	e.need0 = make([]int64, 2*n)
+	for i := 0; i < n; i++ {
+		e.need0[i] = p.MemF(i) - p.MGPU
+		e.need0[2*n-1-i] = p.MemB(i) - p.MGPU
+	}
+	e.cPre, e.rPre = make([]int64, n+1), make([]int64, n+1)
+	e.useful = make([]bool, n)
+	for j := 0; j < n; j++ {
+		for k := j; k <= 2*n-2-j; k++ {
+			if e.need0[k] > 0 {
+				e.useful[j] = true
+				break
+			}
+		}
+	}
+	e.s = evState{st: make([]xstate, n+1), link: -1, mem: p.X[0]}
+	return e
+}
+
+func (e *events) opDur(k int) float64 {
+	if k < e.n {
+		return e.p.UF[k]
+	}
+	return e.p.UB[2*e.n-1-k]
+}
+
+func (e *events) dur(j int) float64 { return float64(e.p.X[j]) / e.p.Beta }
+
+// fDone reports whether F_i has ended.
+func (e *events) fDone(i int) bool {
+	s := &e.s
+	return i < s.k && !(s.run && i == s.k-1)
+}
+
+func (e *events) present(l int) bool {
+	st := e.s.st[l]
+	return st == resident || st == back
+}
+
+// bound is a lower bound on the makespan of every schedule that continues the current state.
+func (e *events) bound() float64 {
+	s := &e.s
+	free := s.now
+	if s.run {
+		free = s.opEnd
+	}
+	lb := free + e.restOps[s.k]
+	if e.tail != nil {
+		if s.run {
+			lb = math.Max(lb, s.opStart+e.tail[s.k-1])
+		} else if s.k < 2*e.n {
+			lb = math.Max(lb, s.now+e.tail[s.k])
+		}
+	}
+	link := s.now
+	jmin := -1
+	if s.link >= 0 {
+		link = s.linkEnd
+		if !s.linkOff {
+			jmin = s.link
+		}
+	}
+	for j := e.n - 1; j >= 0; j-- {
+		if st := s.st[j]; st == offloading || st == offDone || st == away {
+			link += e.dur(j)
+			jmin = j
+		}
+	}
+	if jmin >= 0 {
+		lb = math.Max(lb, link+e.tailB[jmin+1])
+	}
+	if miss := e.need - s.offBytes; miss > 0 {
+		link += 2 * float64(miss) / e.p.Beta
+	}
+	return math.Max(lb, math.Max(link, e.lookahead()))
+}
+
+// lookahead bounds the makespan by every operation k still to start that needs bytes away
+// (need0[k] > 0). The activations that can be away during k are those whose window
+// F_{j+1}..B_{j+1} holds k, that is j ≤ J(k) = min(k−1, 2n−2−k): the committed ones (offloaded
+// or on their way, volume C) and the resident ones, which must then be offloaded whole before
+// s_k. So at least max(0, need0[k] − C) more bytes cross the link before s_k, after the transfer
+// under way and after the prefetches of every committed x_j whose reader B_j comes before k
+// (j ≥ 2n−k); then T ≥ s_k + tail[k] — only when some link work must come first (otherwise
+// s_k need not wait for the link at all). A need above what can be away at all is infeasible.
+func (e *events) lookahead() float64 {
+	s, p, n := &e.s, e.p, e.n
+	// cPre[j+1] = committed volume among x_0..x_j; rPre likewise for resident ones.
+	for j := 0; j < n; j++ {
+		c, r := int64(0), int64(0)
+		switch s.st[j] {
+		case offloading, offDone, away:
+			c = p.X[j]
+		case resident:
+			r = p.X[j]
+		}
+		e.cPre[j+1], e.rPre[j+1] = e.cPre[j]+c, e.rPre[j]+r
+	}
+	free := s.now
+	if s.link >= 0 {
+		free = s.linkEnd
+	}
+	lb := 0.0
+	first := s.k // the next operation to start
+	// pre: durations of committed x_j with j ≥ 2n−k, grown as k rises past the mirror point.
+	var pre float64
+	jPre := n // committed x_j with j ≥ jPre are counted in pre
+	for k := first; k < 2*n; k++ {
+		for jPre > 2*n-k && jPre > 0 {
+			jPre--
+			if st := s.st[jPre]; st == offloading || st == offDone || st == away {
+				pre += e.dur(jPre)
+			}
+		}
+		need := e.need0[k]
+		if need <= 0 {
+			continue
+		}
+		J := min(k-1, 2*n-2-k)
+		if J < 0 {
+			return math.Inf(1)
+		}
+		c, r := e.cPre[J+1], e.rPre[J+1]
+		if c+r < need {
+			return math.Inf(1)
+		}
+		if pre == 0 && need <= c {
+			continue // no link work before s_k: nothing to add to the compute bound
+		}
+		h := free + pre + float64(max(0, need-c))/p.Beta
+		t := e.restOps[k]
+		if e.tail != nil {
+			t = e.tail[k]
+		}
+		lb = math.Max(lb, h+t)
+	}
+	return lb
+}
+
+// stateKey is a decision state's discrete part, packed: 3 bits per activation status (at most
+// keyActs activations), then the operations started, the activation on the link and two flags.
+// Fixed-size and pointer-free, so the table costs the collector nothing to scan.
+type stateKey [5]uint64
+
+// keyActs is the most activations a stateKey holds (and so the longest chain whose states the
+// search records; longer ones are searched without the table, completely but slower).
+const keyActs = 80
+
+// clockEntry is one recorded state's clocks (now, end of the running operation, end of the
+// running transfer; −1 where none runs), chained per key.
+type clockEntry struct {
+	c    [3]float64
+	next int32
+}
+
+// dominated records the state's clocks under its discrete key and reports whether a recorded
+// state with the same key is no later on every clock.
+func (e *events) dominated() bool {
+	s := &e.s
+	if len(s.st) > keyActs+1 {
+		return false
+	}
+	var k stateKey
+	for j, st := range s.st[:len(s.st)-1] { // x_{L+1} never moves
+		k[j/21] |= uint64(st) << (3 * (j % 21))
+	}
+	k[4] = uint64(s.k) | uint64(uint16(int16(s.link)))<<16
+	if s.run {
+		k[4] |= 1 << 32
+	}
+	if s.linkOff {
+		k[4] |= 1 << 33
+	}
+	c := [3]float64{s.now, -1, -1}
+	if s.run {
+		c[1] = s.opEnd
+	}
+	if s.link >= 0 {
+		c[2] = s.linkEnd
+	}
+	head, ok := e.seen[k]
+	if ok {
+		for i := head; i >= 0; i = e.clocks[i].next {
+			d := &e.clocks[i].c
+			if d[0] <= c[0]+e.tol && d[1] <= c[1]+e.tol && d[2] <= c[2]+e.tol {
+				return true
+			}
+		}
+	} else {
+		if len(e.seen) >= e.maxStates {
+			return false
+		}
+		head = -1
+	}
+	// A recorded entry that the new clocks dominate stays (it only costs a comparison).
+	e.clocks = append(e.clocks, clockEntry{c: c, next: head})
+	e.seen[k] = int32(len(e.clocks) - 1)
+	return false
+}
+
+func (e *events) dfs() {
+	if e.stopped {
+		return
+	}
+	s := &e.s
+	if s.k == 2*e.n && !s.run && s.link < 0 {
+		if s.now < e.best {
+			e.best = s.now
+			e.sol = &evSol{ops: append([]schedule.TimedOp(nil), e.ops...), trs: append([]schedule.ActTransfer(nil), e.trs...)}
+		}
+		return
+	}
+	e.nodes++
+	if e.nodes > e.maxNodes {
+		e.stopped = true
+		return
+	}
+	if e.stop != nil && e.nodes&1023 == 0 {
+		select {
+		case <-e.stop:
+			e.stopped = true
+			return
+		default:
+		}
+	}
+	if e.bound()*(1+e.gap) >= e.best*(1-1e-12) || e.dominated() {
+		return
+	}
+	p := e.p
+	// Start the next compute operation.
+	if !s.run && s.k < 2*e.n {
+		k := s.k
+		i, bw := k, false
+		if k >= e.n {
+			i, bw = 2*e.n-1-k, true
+		}
+		var add int64
+		ok := true
+		if !bw {
+			add = p.X[i+1] + p.ExF[i]
+		} else {
+			ok = e.present(i) && e.present(i+1)
+			add = p.Y[i] + p.ExB[i]
+			if i == e.n-1 {
+				add += p.Y[i+1]
+			}
+		}
+		if ok && s.mem+add <= p.MGPU {
+			saved := e.save()
+			s.mem += add
+			s.run, s.k, s.opStart = true, k+1, s.now
+			s.opEnd = s.now + e.opDur(k)
+			e.ops = append(e.ops, schedule.TimedOp{Backward: bw, Index: i, Start: s.now})
+			e.dfs()
+			e.ops = e.ops[:len(e.ops)-1]
+			e.restore(saved)
+		}
+	}
+	// Start a transfer.
+	if s.link < 0 {
+		for j := e.n - 1; j >= 0; j-- {
+			if s.st[j] == away && s.mem+p.X[j] <= p.MGPU {
+				saved := e.save(j)
+				s.st[j] = fetching
+				s.mem += p.X[j]
+				s.link, s.linkOff, s.linkEnd = j, false, s.now+e.dur(j)
+				e.trs = append(e.trs, schedule.ActTransfer{Kind: schedule.Prefetch, Index: j, Start: s.now})
+				e.dfs()
+				e.trs = e.trs[:len(e.trs)-1]
+				e.restore(saved)
+			}
+		}
+		for j := 0; j < e.n; j++ {
+			if s.st[j] != resident || p.X[j] == 0 || !e.useful[j] || (j > 0 && !e.fDone(j-1)) || s.k > 2*e.n-1-j {
+				continue
+			}
+			if 2*float64(s.offBytes+p.X[j])/p.Beta >= e.best || e.twin(j) {
+				continue
+			}
+			saved := e.save(j)
+			s.st[j] = offloading
+			s.offBytes += p.X[j]
+			s.link, s.linkOff, s.linkEnd = j, true, s.now+e.dur(j)
+			e.trs = append(e.trs, schedule.ActTransfer{Kind: schedule.Offload, Index: j, Start: s.now})
+			e.dfs()
+			e.trs = e.trs[:len(e.trs)-1]
+			e.restore(saved)
+		}
+	}
+	// Let time run to the next end (both, when they coincide).
+	if s.run || s.link >= 0 {
+		fwd := -1
+		if s.run && s.k-1 < e.n {
+			fwd = s.k - 1 // endOp may release x_{k−1}
+		}
+		saved := e.save(fwd, s.link)
+		next := math.Inf(1)
+		if s.run {
+			next = s.opEnd
+		}
+		if s.link >= 0 {
+			next = math.Min(next, s.linkEnd)
+		}
+		s.now = math.Max(s.now, next)
+		if s.run && s.opEnd <= s.now+e.tol {
+			e.endOp()
+		}
+		if s.link >= 0 && s.linkEnd <= s.now+e.tol {
+			e.endLink()
+		}
+		e.dfs()
+		e.restore(saved)
+	}
+}
+
+// twin is Exact's equal-size rule: some x_j, j > i, |x_j| = |x_i|, is offloaded and not yet
+// prefetched.
+func (e *events) twin(i int) bool {
+	for j := i + 1; j < e.n; j++ {
+		if e.p.X[j] == e.p.X[i] {
+			if st := e.s.st[j]; st == offloading || st == offDone || st == away {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (e *events) endOp() {
+	s, p := &e.s, e.p
+	s.run = false
+	k := s.k - 1
+	if k < e.n {
+		s.mem -= p.ExF[k]
+		if s.st[k] == offDone {
+			s.st[k] = away
+			s.mem -= p.X[k]
+		}
+		return
+	}
+	i := 2*e.n - 1 - k
+	s.mem -= p.ExB[i] + p.X[i+1] + p.Y[i+1]
+}
+
+func (e *events) endLink() {
+	s, p := &e.s, e.p
+	j := s.link
+	s.link = -1
+	if s.linkOff {
+		s.st[j] = offDone
+		if e.fDone(j) {
+			s.st[j] = away
+			s.mem -= p.X[j]
+		}
+		return
+	}
+	s.st[j] = back
+}
+
+// saved is what a branch changes: the scalar state and at most two statuses (the activation
+// on the link, and the one the running forward operation releases).
+type saved struct {
+	s      evState
+	idx    [2]int
+	old    [2]xstate
+	nSaved int
+}
+
+// save records the state before a branch that may change the statuses of the activations
+// in idx (−1: none).
+func (e *events) save(idx ...int) saved {
+	c := saved{s: e.s}
+	for _, j := range idx {
+		if j >= 0 {
+			c.idx[c.nSaved], c.old[c.nSaved] = j, e.s.st[j]
+			c.nSaved++
+		}
+	}
+	return c
+}
+
+func (e *events) restore(c saved) {
+	st := e.s.st
+	for i := c.nSaved - 1; i >= 0; i-- {
+		st[c.idx[i]] = c.old[i]
+	}
+	e.s = c.s
+	e.s.st = st
+}
