@@ -130,7 +130,7 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 // PersistentBytes estimates the memory of the C_MP table (NewPersistent, NewRevolve) of n
 // stages with slots slots (the budget beside a^0 is at most slots slots): per sub-chain (s, t),
 // s ≤ t, a row of slots+1 values (float64) plus its block ends, and the n² row index. 10002
-// stages with 500 slots: 212 GB.
+// stages with 500 slots: 208 GB.
 func PersistentBytes(n, slots int) int64 { return persistentBytes(n, slots) }
 
 // persistentBytes is the size of newPersistent's allocations for n stages and m slots; keep it
