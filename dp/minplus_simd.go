@@ -2,22 +2,7 @@
 
 package dp
 
-import (
-	"simd/archsimd"
-	"unsafe"
-)
-
-// laneMask[b] has the 16 bits of lane j set where bit j of b is (little-endian int16 lanes).
-var laneMask = func() (m [16]uint64) {
-	for b := range m {
-		for j := 0; j < 4; j++ {
-			if b&(1<<j) != 0 {
-				m[b] |= 0xffff << (16 * j)
-			}
-		}
-	}
-	return m
-}()
+import "simd/archsimd"
 
 // hasAVX2 selects the vector kernel at run time.
 var hasAVX2 = archsimd.X86.AVX2()
@@ -31,31 +16,35 @@ func MinPlusKernel() string {
 }
 
 // minPlus is minPlusGeneric four budgets at a time with AVX2 (Go's simd/archsimd): the same
-// additions in the same order, a strict comparison, and the arguments set lane by lane where
-// it holds — bit for bit the generic result (TestMinPlusKernel).
-func minPlus(pre float64, a, b, out []float64, arg []int16, id int16) {
+// additions in the same order and VMINPD, which keeps out where the sum is not smaller (equal
+// values are the same bits: sizes and times are never −0 or NaN) — bit for bit the generic
+// result (TestMinPlusKernel). Blocks of fewer than four budgets take the generic loop.
+func minPlus(pre float64, a, b, out []float64) {
 	if !hasAVX2 {
-		minPlusGeneric(pre, a, b, out, arg, id)
+		minPlusGeneric(pre, a, b, out)
 		return
 	}
 	n := len(a)
-	b, out, arg = b[:n], out[:n], arg[:n]
+	if n < 4 {
+		minPlusGeneric(pre, a, b, out)
+		return
+	}
+	b, out = b[:n], out[:n]
 	p := archsimd.BroadcastFloat64x4(pre)
-	id4 := uint64(uint16(id)) * 0x0001_0001_0001_0001
-	i := 0
-	for ; i+4 <= n; i += 4 {
+	step := func(i int) {
 		o4 := (*[4]float64)(out[i : i+4])
 		v := p.Add(archsimd.LoadFloat64x4((*[4]float64)(a[i : i+4]))).Add(archsimd.LoadFloat64x4((*[4]float64)(b[i : i+4])))
-		o := archsimd.LoadFloat64x4(o4)
-		bits := v.Less(o).ToBits()
-		// VMINPD keeps o where v is not smaller (equal values are the same bits: sizes and
-		// times are never −0 or NaN), and the arguments take id lane by lane without a branch.
-		v.Min(o).Store(o4)
-		g := (*uint64)(unsafe.Pointer(&arg[i]))
-		*g = *g&^laneMask[bits] | id4&laneMask[bits]
+		v.Min(archsimd.LoadFloat64x4(o4)).Store(o4)
+	}
+	for i := 0; i+4 <= n; i += 4 {
+		step(i)
+	}
+	// The last 1–3 budgets: the last four again, overlapping, since taking the minimum with
+	// the same sums twice changes nothing.
+	if n%4 != 0 {
+		step(n - 4)
 	}
 	// Back to scalar (SSE) code: without VZEROUPPER every later SSE instruction pays for the
 	// dirty upper halves (measured: a block of 32 took 3× the scalar loop's time).
 	archsimd.ClearAVXUpperBits()
-	minPlusGeneric(pre, a[i:], b[i:], out[i:], arg[i:], id)
 }

@@ -36,7 +36,6 @@ type Persistent struct {
 	n      int
 	row    []int32 // row index of (s, t), s ≤ t, at (s-1)*n + (t-1)
 	val    []float64
-	arg    []int16 // 0: F_all first; s' > 0: F_ck^s then F_∅ up to s'-1
 	minOK  []int32 // per row, the least m with a finite value (m+1 if none)
 	// ends holds, per row, its value at the last budget of each block of pruneBlock budgets
 	// (the least value of the block): a compact copy of the table that the block test reads
@@ -89,7 +88,6 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	w := m + 1
 	p.row = make([]int32, n*n)
 	p.val = make([]float64, rows*w)
-	p.arg = make([]int16, rows*w)
 	p.minOK = make([]int32, rows)
 	p.nBlocks = m/pruneBlock + 1
 	p.ends = make([]float64, rows*p.nBlocks)
@@ -104,21 +102,23 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	for i := range p.val {
 		p.val[i] = inf
 	}
-	// Order: t ascending, then s descending. Row (s, t) needs (s', t) for s' > s, filled just
-	// before and still in cache, and (s, s'−1) for s' ≤ t, contiguous in memory. (The
-	// diagonal order of 004 Alg. 3 touches rows scattered over the whole table and is about
-	// twice as slow at 339 stages.) Columns go to the cores as a wavefront.
+	// Order: blocks of colBlock columns t ascending, then s descending (blockWavefront).
+	// Row (s, t) needs (s', t) for s' > s, filled just before and still in cache, and
+	// (s, s'−1) for s' ≤ t, contiguous in memory; fillRows reads each of the latter that lies
+	// in an earlier block once for the whole block. (The diagonal order of 004 Alg. 3 touches
+	// rows scattered over the whole table and is about twice as slow at 339 stages.) Blocks
+	// go to the cores as a wavefront.
 	workers := p.workers
 	if (n+1)*(m+1) < 1<<14 {
 		workers = 1
 	}
 	var stop atomic.Bool
-	wavefront(n, workers, func(_, s, t int) bool {
-		if s == t && stopped(opt.Stop) { // once per column
+	blockWavefront(n, colBlock, workers, func(_, s, t0, t1 int) bool {
+		if s == t1-1 && stopped(opt.Stop) { // once per block
 			stop.Store(true)
 			return false
 		}
-		p.fill(s, t)
+		p.fillRows(s, t0, t1)
 		return true
 	})
 	if stop.Load() {
@@ -129,8 +129,8 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 
 // PersistentBytes estimates the memory of the C_MP table (NewPersistent, NewRevolve) of n
 // stages with slots slots (the budget beside a^0 is at most slots slots): per sub-chain (s, t),
-// s ≤ t, a row of slots+1 values (float64) and arguments (int16) plus its block ends, and the
-// n² row index. 10002 stages with 500 slots: 252 GB.
+// s ≤ t, a row of slots+1 values (float64) plus its block ends, and the n² row index. 10002
+// stages with 500 slots: 208 GB.
 func PersistentBytes(n, slots int) int64 { return persistentBytes(n, slots) }
 
 // persistentBytes is the size of newPersistent's allocations for n stages and m slots; keep it
@@ -139,7 +139,7 @@ func persistentBytes(n, m int) int64 {
 	rows := float64(n) * float64(n+1) / 2
 	w := float64(m + 1)
 	blocks := float64(m/pruneBlock + 1)
-	return satMul(rows, w, 8+2) + satMul(rows, blocks, 8) + satMul(float64(n), float64(n), 4) + satMul(rows, 4)
+	return satMul(rows, w, 8) + satMul(rows, blocks, 8) + satMul(float64(n), float64(n), 4) + satMul(rows, 4)
 }
 
 func (p *Persistent) rowOf(s, t int) int { return int(p.row[(s-1)*p.n+(t-1)]) }
@@ -149,12 +149,103 @@ func (p *Persistent) slice(r int) []float64 {
 	return p.val[r*w : (r+1)*w]
 }
 
-// fill computes row (s, t) for every m.
-func (p *Persistent) fill(s, t int) {
+// colBlock is the width of the blocks of columns t that fillRows fills together.
+const colBlock = 8
+
+// pruneBlock is the width of the blocks of budgets that split skips when a split's lower
+// bound on the block cannot beat the row's current values.
+const pruneBlock = 32
+
+// fillRows computes rows (s, t), max(s, t0) ≤ t < t1 ≤ t0 + colBlock, for every m, once every
+// row (s', t) with s' > s and every row (s, t') with t' < t0 is filled.
+//
+// Each row's candidates are evaluated in the recurrence's order: C_all, then the splits s'
+// ascending. The splits s' ≤ t0 come first for every row of the block, one s' at a time for
+// all t, so that their left row (s, s'−1), in an earlier block and no longer in cache, is
+// read once for the block instead of once per column; the splits s' > t0 then run row by row,
+// t ascending, since their left rows are rows of this call.
+//
+// The fill keeps values only: the argument of a state (which branch or split reaches it) is
+// found again by argmin when a sequence is rebuilt, which visits O(n) states, so that the fill
+// neither stores nor moves an argument per state.
+func (p *Persistent) fillRows(s, t0, t1 int) {
+	sc := p.sc
+	first := max(s, t0)
+	for t := first; t < t1; t++ {
+		p.start(s, t)
+	}
+	// live[t−t0]: row (s, t) still has splits that fit (the forward steps of s' only grow
+	// with s', so once d^t + fwd exceeds the budget, no later split fits either).
+	var live [colBlock]bool
+	fwd, pre, s2 := 0, 0.0, s+1
+	if s < t0 {
+		n := 0
+		for t := t0; t < t1; t++ {
+			live[t-t0] = true
+			n++
+		}
+		for ; s2 <= t0 && n > 0; s2++ {
+			fwd = sc.splitPeak(s, s2, fwd)
+			pre += sc.uf[s2-1]
+			for t := t0; t < t1; t++ {
+				if !live[t-t0] {
+					continue
+				}
+				if need := sc.d[t] + fwd; need <= p.m {
+					p.split(s, s2, t, need, pre)
+				} else {
+					live[t-t0] = false
+					n--
+				}
+			}
+		}
+	}
+	for t := first; t < t1; t++ {
+		if s < t0 && !live[t-t0] {
+			p.finish(s, t)
+			continue
+		}
+		f, pr := fwd, pre
+		for s3 := s2; s3 <= t; s3++ {
+			f = sc.splitPeak(s, s3, f)
+			pr += sc.uf[s3-1]
+			need := sc.d[t] + f
+			if need > p.m {
+				break
+			}
+			p.split(s, s3, t, need, pr)
+		}
+		p.finish(s, t)
+	}
+}
+
+// start sets row (s, t) to its first candidate: u_f^s + u_b^s where it fits if s = t, C_all
+// otherwise (+∞ for revolve, which has no C_all for s < t).
+func (p *Persistent) start(s, t int) {
+	sc := p.sc
+	out := p.slice(p.rowOf(s, t))
+	mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
+	if s == t {
+		for m := mAll; m <= p.m; m++ {
+			out[m] = sc.uf[s] + sc.ub[s]
+		}
+		return
+	}
+	if !p.adjoint {
+		sub := p.rowOf(s+1, t)
+		off := sc.abar[s]
+		in := p.slice(sub)
+		base := sc.uf[s] + sc.ub[s]
+		for m := max(mAll, int(p.minOK[sub])+off); m <= p.m; m++ {
+			out[m] = base + in[m-off]
+		}
+	}
+}
+
+// finish records row (s, t)'s least finite budget and its block ends, read by later splits.
+func (p *Persistent) finish(s, t int) {
 	r := p.rowOf(s, t)
 	out := p.slice(r)
-	arg := p.arg[r*(p.m+1) : (r+1)*(p.m+1)]
-	p.fillRange(s, t, out, arg, 0, p.m)
 	ok := p.m + 1
 	for m := 0; m <= p.m; m++ {
 		if !math.IsInf(out[m], 1) {
@@ -169,82 +260,47 @@ func (p *Persistent) fill(s, t int) {
 	}
 }
 
-// pruneBlock is the width of the blocks of budgets that fillRange skips when a split's lower
-// bound on the block cannot beat the row's current values.
-const pruneBlock = 32
-
-// fillRange computes out[m] for mlo ≤ m ≤ mhi.
-func (p *Persistent) fillRange(s, t int, out []float64, arg []int16, mlo, mhi int) {
+// split lowers row (s, t) to the split C_ck(s, s2, t, m) = pre + C_MP(s2, t, m − ω_a^{s2−1})
+// + C_MP(s, s2−1, m) for m ≥ need, where it is smaller (pre = Σ_{k=s}^{s2−1} u_f^k).
+func (p *Persistent) split(s, s2, t, need int, pre float64) {
 	sc := p.sc
-	mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
-	if s == t {
-		for m := max(mAll, mlo); m <= mhi; m++ {
-			out[m] = sc.uf[s] + sc.ub[s]
-		}
+	mhi := p.m
+	r, right, left := p.rowOf(s, t), p.rowOf(s2, t), p.rowOf(s, s2-1)
+	off := sc.a[s2-1]
+	lo := max(need, int(p.minOK[right])+off, int(p.minOK[left]))
+	if lo > mhi {
 		return
 	}
-	if !p.adjoint {
-		sub := p.rowOf(s+1, t)
-		off := sc.abar[s]
-		in := p.slice(sub)
-		base := sc.uf[s] + sc.ub[s]
-		for m := max(mAll, int(p.minOK[sub])+off, mlo); m <= mhi; m++ {
-			out[m] = base + in[m-off]
+	out, A, B := p.slice(r), p.slice(right), p.slice(left)
+	// Rows are non-increasing in m, so on [b0, b1) (blocks aligned on multiples of
+	// pruneBlock) the split is at least pre + A[j] + B[b1−1] for any j ≥ b1−1−off, here the
+	// last budget of j's block (ends, in cache), and on the whole range at least
+	// pre + A[mhi] + B[mhi] (the ends of the last blocks). out is non-increasing too, at most
+	// out[b0] on the block: a block where out[b0] is already at or under the block's bound
+	// cannot change, and from the first block where it is at or under the whole range's
+	// bound, none can.
+	Aend, Bend := p.ends[right*p.nBlocks:(right+1)*p.nBlocks], p.ends[left*p.nBlocks:(left+1)*p.nBlocks]
+	bound := pre + Aend[len(Aend)-1] + Bend[len(Bend)-1]
+	// Consecutive blocks that pass go to the kernel as one run (one call, one tail).
+	run, b0 := -1, lo
+	for b0 <= mhi {
+		ob := out[b0]
+		if ob <= bound {
+			break
 		}
+		b1 := min((b0/pruneBlock+1)*pruneBlock, mhi+1)
+		if ob <= pre+Aend[(b1-1-off)/pruneBlock]+Bend[(b1-1)/pruneBlock] {
+			if run >= 0 {
+				minPlus(pre, A[run-off:b0-off], B[run:b0], out[run:b0])
+				run = -1
+			}
+		} else if run < 0 {
+			run = b0
+		}
+		b0 = b1
 	}
-	// Splits s' = s+1..t: F_ck^s, then F_∅^{s+1..s'-1}.
-	fwd := 0
-	pre := 0.0
-	for s2 := s + 1; s2 <= t; s2++ {
-		fwd = sc.splitPeak(s, s2, fwd)
-		pre += sc.uf[s2-1]
-		need := sc.d[t] + fwd
-		if need > mhi {
-			break // the forward steps only grow with s'
-		}
-		right, left := p.rowOf(s2, t), p.rowOf(s, s2-1)
-		off := sc.a[s2-1]
-		lo := max(need, int(p.minOK[right])+off, int(p.minOK[left]), mlo)
-		if lo > mhi {
-			continue
-		}
-		A, B := p.slice(right), p.slice(left)
-		// Rows are non-increasing in m, so pre + A[mhi-off] + B[mhi] bounds this split from
-		// below on the range; out is non-increasing too, so the split cannot improve any m
-		// from the first one where out is already at or under that bound.
-		bound := pre + A[mhi-off] + B[mhi]
-		hi := mhi + 1
-		if out[mhi] <= bound {
-			lo2, hi2 := lo, mhi // first m in [lo, mhi] with out[m] <= bound
-			for lo2 < hi2 {
-				mid := (lo2 + hi2) / 2
-				if out[mid] <= bound {
-					hi2 = mid
-				} else {
-					lo2 = mid + 1
-				}
-			}
-			hi = lo2
-		}
-		if lo >= hi {
-			continue
-		}
-		id := int16(s2)
-		// The same bound block by block, blocks aligned on multiples of pruneBlock: on
-		// [b0, b1) the split is at least pre + A[j] + B[b1−1] for any j ≥ b1−1−off, here the
-		// last budget of j's block (ends, in cache), and out is at most out[b0] there, so a
-		// block where out[b0] is already at or under that bound cannot change (the table stays
-		// the same, arguments included).
-		Aend, Bend := p.ends[right*p.nBlocks:(right+1)*p.nBlocks], p.ends[left*p.nBlocks:(left+1)*p.nBlocks]
-		for b0 := lo; b0 < hi; {
-			b1 := min((b0/pruneBlock+1)*pruneBlock, hi)
-			if out[b0] <= pre+Aend[(b1-1-off)/pruneBlock]+Bend[(b1-1)/pruneBlock] {
-				b0 = b1
-				continue
-			}
-			minPlus(pre, A[b0-off:b1-off], B[b0:b1], out[b0:b1], arg[b0:b1], id)
-			b0 = b1
-		}
+	if run >= 0 {
+		minPlus(pre, A[run-off:b0-off], B[run:b0], out[run:b0])
 	}
 }
 
@@ -289,12 +345,11 @@ func (p *Persistent) Solve(budget int64) (Result, error) {
 
 // rebuild appends OptRecP(s, t, m) (004 Alg. 4) to seq.
 func (p *Persistent) rebuild(seq *schedule.Sequence, s, t, m int) {
-	r := p.rowOf(s, t)
 	if s == t {
 		*seq = append(*seq, schedule.Op{Kind: schedule.Fall, Stage: s}, schedule.Op{Kind: schedule.B, Stage: s})
 		return
 	}
-	s2 := int(p.arg[r*(p.m+1)+m])
+	s2 := p.argmin(s, t, m)
 	if s2 == 0 {
 		*seq = append(*seq, schedule.Op{Kind: schedule.Fall, Stage: s})
 		p.rebuild(seq, s+1, t, m-p.sc.abar[s])
@@ -307,6 +362,37 @@ func (p *Persistent) rebuild(seq *schedule.Sequence, s, t, m int) {
 	}
 	p.rebuild(seq, s2, t, m-p.sc.a[s2-1])
 	p.rebuild(seq, s, s2-1, m)
+}
+
+// argmin returns which candidate of the recurrence reaches C_MP(s, t, m) (finite, s < t): 0
+// for C_all, s' for the split C_ck(s, s', t, m). The candidates are evaluated in the fill's
+// order (C_all, then s' ascending) with its very expressions, and the first one equal to the
+// stored value is the one the fill would have recorded with a strict comparison: every earlier
+// candidate is larger, and none that the fill pruned can be smaller. So the sequences are
+// those of an argument table, without one.
+func (p *Persistent) argmin(s, t, m int) int {
+	sc := p.sc
+	v := p.slice(p.rowOf(s, t))[m]
+	if !p.adjoint {
+		mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
+		if off := sc.abar[s]; m >= mAll && m >= off && sc.uf[s]+sc.ub[s]+p.slice(p.rowOf(s+1, t))[m-off] == v {
+			return 0
+		}
+	}
+	fwd := 0
+	pre := 0.0
+	for s2 := s + 1; s2 <= t; s2++ {
+		fwd = sc.splitPeak(s, s2, fwd)
+		pre += sc.uf[s2-1]
+		if m < sc.d[t]+fwd {
+			break
+		}
+		off := sc.a[s2-1]
+		if m >= off && pre+p.slice(p.rowOf(s2, t))[m-off]+p.slice(p.rowOf(s, s2-1))[m] == v {
+			return s2
+		}
+	}
+	panic(fmt.Sprintf("dp: no candidate reaches C_MP(%d, %d, %d) = %g", s, t, m, v))
 }
 
 // check replays seq and compares it with the table's makespan and the budget.

@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/instances/zoo"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/oracle"
@@ -140,7 +142,6 @@ func TestParallelFillMatchesSequential(t *testing.T) {
 	require.Equal(t, 1, seq.workers)
 	require.Greater(t, par.workers, 1)
 	assert.Equal(t, seq.val, par.val)
-	assert.Equal(t, seq.arg, par.arg)
 }
 
 // TestRevolve: revolve's sequences replay within the budget and are never faster than C_MP
@@ -177,12 +178,14 @@ func TestRevolve(t *testing.T) {
 	}
 }
 
-// naivePersistent fills C_MP straight from the recurrence (no pruning, one core): the
-// reference the pruned fill must equal value for value and argument for argument.
+// naivePersistent fills C_MP (or revolve's table) straight from the recurrence (no pruning,
+// one core), with an argument table recorded as the fill did before issue 23 (strict
+// comparison, C_all then s' ascending): the reference the pruned fill must equal value for
+// value, and Persistent.argmin argument for argument.
 func naivePersistent(p *Persistent) ([]float64, []int16) {
 	sc, w := p.sc, p.m+1
 	val := make([]float64, len(p.val))
-	arg := make([]int16, len(p.arg))
+	arg := make([]int16, len(p.val))
 	for i := range val {
 		val[i] = math.Inf(1)
 	}
@@ -198,7 +201,7 @@ func naivePersistent(p *Persistent) ([]float64, []int16) {
 					}
 					continue
 				}
-				if m >= mAll && m-sc.abar[s] >= 0 {
+				if !p.adjoint && m >= mAll && m-sc.abar[s] >= 0 {
 					val[o+m] = sc.uf[s] + sc.ub[s] + val[row(s+1, t)+m-sc.abar[s]]
 				}
 				fwd, pre := 0, 0.0
@@ -219,18 +222,58 @@ func naivePersistent(p *Persistent) ([]float64, []int16) {
 	return val, arg
 }
 
+// requireSameTable: p's values are naive's bit for bit, and its argmin is naive's argument
+// at every finite state (so every rebuilt sequence is the argument table's).
+func requireSameTable(t *testing.T, p *Persistent, name string) {
+	val, arg := naivePersistent(p)
+	require.Equal(t, val, p.val, name)
+	w := p.m + 1
+	for s := 1; s <= p.n; s++ {
+		for tt := s + 1; tt <= p.n; tt++ {
+			o := p.rowOf(s, tt) * w
+			for m := 0; m <= p.m; m++ {
+				if !math.IsInf(val[o+m], 1) && p.argmin(s, tt, m) != int(arg[o+m]) {
+					require.Failf(t, "argument differs", "%s: C_MP(%d, %d, %d): argmin %d, table %d", name, s, tt, m, p.argmin(s, tt, m), arg[o+m])
+				}
+			}
+		}
+	}
+}
+
 // TestPrunedFillEqualsRecurrence: the pruned fill (lower bounds per split and per block of
-// budgets, issue 14) gives exactly the table of the plain recurrence, arguments included.
+// budgets, issue 14) gives exactly the table of the plain recurrence, and argmin (issue 23)
+// exactly its arguments, for C_MP and revolve, on random chains and on zoo chains.
 func TestPrunedFillEqualsRecurrence(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 1))
 	for i := 0; i < 40; i++ {
 		c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(40), MaxSize: 64 << 20, MaxTime: 5e-3,
 			WithABar: true, WithOverheads: i%2 == 0, WithDelta: i%3 == 0})
 		budget := verify.MinBudget(c) * int64(1+r.IntN(4))
-		p, err := NewPersistent(c, budget, Options{Slots: 50 + r.IntN(300)})
+		opt := Options{Slots: 50 + r.IntN(300)}
+		p, err := NewPersistent(c, budget, opt)
 		require.NoError(t, err)
-		val, arg := naivePersistent(p)
-		require.Equal(t, val, p.val, "chain %d", i)
-		require.Equal(t, arg, p.arg, "chain %d", i)
+		requireSameTable(t, p, fmt.Sprintf("chain %d", i))
+		if i%4 == 0 {
+			rv, err := NewRevolve(c, budget, opt)
+			require.NoError(t, err)
+			requireSameTable(t, rv, fmt.Sprintf("revolve, chain %d", i))
+		}
+	}
+	// Integer times: many ties between candidates.
+	for i := 0; i < 40; i++ {
+		c := instances.Random(r, instances.RandomParams{Stages: 2 + r.IntN(12), MaxSize: 7, MaxTime: 3, Integer: true,
+			WithABar: true, WithOverheads: i%2 == 0})
+		p, err := NewPersistent(c, verify.MinBudget(c)+int64(r.IntN(12)), Options{Exact: true})
+		require.NoError(t, err)
+		requireSameTable(t, p, fmt.Sprintf("integer chain %d", i))
+	}
+	for _, depth := range []int{18, 50} {
+		c, err := zoo.ResNet(zoo.CNNConfig{Depth: depth, Image: 224, Batch: 32})
+		require.NoError(t, err)
+		for _, k := range []int64{2, 3, 5} {
+			p, err := NewPersistent(c, verify.MinBudget(c)*k, Options{Slots: 200})
+			require.NoError(t, err)
+			requireSameTable(t, p, fmt.Sprintf("ResNet-%d at %d× the least budget", depth, k))
+		}
 	}
 }

@@ -95,7 +95,7 @@ its breakpoints: the exact optimum of the class at every budget, and with --fron
 makespan-vs-budget frontier. If a frontier outgrows the breakpoint cap, remat says so on stderr
 (and in the JSON note) and uses 500 slots.
 Every table is sized before it is built: one above --max-memory (default 2GiB) is refused with
-its size and the slots that would fit (C_MP on n stages with S slots takes about 5·n²·S bytes,
+its size and the slots that would fit (C_MP on n stages with S slots takes about 4·n²·S bytes,
 C_FL about 3.7·n³·S).
 An infeasible budget is a result (feasible: false), not an error.`,
 		Example: `  memsched remat --mem 90MiB                              # toy chain, rotor's C_MP
