@@ -3,6 +3,7 @@ package actoffload
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	act "github.com/memsched/memsched/instances/actoffload"
 	"github.com/memsched/memsched/schedule"
@@ -336,6 +337,26 @@ func (e *events) lookahead() float64 {
 			extra := float64(max(0, need-c)) / p.Beta
 			if pre > 0 || extra > 0 {
 				sk = math.Max(sk, free+pre+extra)
+			}
+			if extra > 0 {
+				// The resident x_j below j* hold less than the missing bytes, so one x_j with
+				// j* ≤ j ≤ J is offloaded whole before s_k, after it is produced (F_{j−1}'s end,
+				// after the operations before it) and after the link is free.
+				jStar := sort.Search(J+1, func(j int) bool { return e.rPre[j+1] >= need-c })
+				done := math.Inf(1)
+				for j := jStar; j <= J; j++ {
+					if s.st[j] != resident || p.X[j] == 0 {
+						continue
+					}
+					rel := free
+					if j > 0 && j-1 >= first {
+						rel = math.Max(rel, opFree+e.restOps[first]-e.restOps[j])
+					} else if j > 0 && s.run && j-1 == first-1 {
+						rel = math.Max(rel, s.opEnd)
+					}
+					done = math.Min(done, rel+e.dur(j))
+				}
+				sk = math.Max(sk, done)
 			}
 			if extra > 0 {
 				// The extra bytes go out and come back after free, as do the committed ones;
