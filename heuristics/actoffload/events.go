@@ -21,9 +21,9 @@ type EventOptions struct {
 	// (0: 10⁸).
 	Stop     <-chan struct{}
 	MaxNodes int
-	// MaxStates bounds the table of states searched (0: 2²², about 0.6 GB on 60
-	// operations; see EventStateBytes); past it, new states are not recorded (the search stays
-	// complete, only slower).
+	// MaxStates bounds the table of states searched (0: 2²², about 0.7 GB; see
+	// EventStateBytes); past it, new states are not recorded (the search stays complete, only
+	// slower).
 	MaxStates int
 }
 
@@ -423,10 +423,10 @@ func (e *events) dominated() bool {
 			}
 		}
 	} else {
-		if len(e.seen) >= e.maxStates {
-			return false
-		}
 		head = -1
+	}
+	if len(e.clocks) >= e.maxStates {
+		return false // the table is full: search on without recording
 	}
 	// A recorded entry that the new clocks dominate stays (it only costs a comparison).
 	e.clocks = append(e.clocks, clockEntry{c: c, next: head})

@@ -318,7 +318,7 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 			return nil, err
 		}
 		runs = append(runs, run{a, st, "", r})
-		if a == "exact" {
+		if a == "exact" && p.L()+1 <= eventSearchMaxOps {
 			// The branch and bound is optimal among no-wait schedules; the event search proves
 			// (or improves) it for Problem 1 itself, from the best schedule so far.
 			var best *hact.Result
@@ -370,6 +370,11 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	}
 	return rep, nil
 }
+
+// eventSearchMaxOps is the longest chain (operations per pass) on which offload-act runs the
+// event search, as certify does: beyond, its nodes cost O(n) each and its table no longer
+// records states.
+const eventSearchMaxOps = 80
 
 // runEventSearch runs heuristics/actoffload.EventSearch from best (nil: none) within
 // --time-limit (default 60 s) and ten times --max-nodes.

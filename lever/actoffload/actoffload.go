@@ -69,7 +69,7 @@ var Strategies = []Strategy{
 		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNAll) })},
 	{"vdnn-half", "vDNN++'s variant: every other activation above the threshold", 0,
 		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNHalf) })},
-	{"exact", "branch and bound over offload sets and link orders (small chains): optimal among no-wait schedules when it finishes", InAll | InCertify,
+	{"exact", "branch and bound over offload sets and link orders (small chains): optimal among no-wait schedules when it finishes; offload-act and certify then run the event search, which proves it (or a shorter schedule, row events) optimal for Problem 1", InAll | InCertify,
 		func(p *act.Problem, o Options) (*heur.Result, string, error) {
 			r, st, err := heur.Exact(p, heur.ExactOptions{LowerBound: o.LowerBound, MaxNodes: o.MaxNodes, Stop: o.Stop})
 			return r, st.String(), err
