@@ -139,8 +139,10 @@ type events struct {
 	restOps   []float64
 	tail      []float64
 	tailB     []float64
-	need0     []int64 // need0[k] = m_k − M_GPU: the bytes that must be away during operation k
-	useful    []bool  // useful[j]: some operation from F_j to B_{j+1} needs bytes away
+	need0     []int64   // need0[k] = m_k − M_GPU: the bytes that must be away during operation k
+	useful    []bool    // useful[j]: some operation from F_j to B_{j+1} needs bytes away
+	fluidLo   []float64 // per operation k, the fluid window [fluidLo[k], fluidHi[k]] of C
+	fluidHi   []float64
 	cPre      []int64 // scratch: prefix sums of committed and resident volumes
 	rPre      []int64
 	stop      <-chan struct{}
@@ -193,6 +195,13 @@ func newEvents(p *act.Problem, o EventOptions) *events {
 		e.need0[2*n-1-i] = p.MemB(i) - p.MGPU
 	}
 	e.cPre, e.rPre = make([]int64, n+1), make([]int64, n+1)
+	e.fluidLo, e.fluidHi = make([]float64, 2*n), make([]float64, 2*n)
+	var prefix int64
+	for i := 0; i < n; i++ {
+		e.fluidLo[i], e.fluidHi[i] = float64(max(0, e.need0[i])), float64(prefix+p.X[i])
+		e.fluidLo[2*n-1-i], e.fluidHi[2*n-1-i] = float64(max(0, e.need0[2*n-1-i])), float64(prefix)
+		prefix += p.X[i]
+	}
 	e.useful = make([]bool, n)
 	for j := 0; j < n; j++ {
 		for k := j; k <= 2*n-2-j; k++ {
@@ -261,7 +270,64 @@ func (e *events) bound() float64 {
 	if miss := e.need - s.offBytes; miss > 0 {
 		link += 2 * float64(miss) / e.p.Beta
 	}
-	return math.Max(lb, math.Max(link, e.lookahead()))
+	return math.Max(math.Max(lb, link), math.Max(e.lookahead(), e.fluid()))
+}
+
+// fluid is the fractional relaxation of 001 §4 (instances/actoffload.Problem.Fractional) run
+// from the current state: C, the bytes on the CPU counted as they stream, is known now (what is
+// away, and the part of the transfer under way already sent); |C'| ≤ β; during each operation
+// still to run C lies in its window [m_k − M_GPU, bytes that may be away]. Every continuation's
+// C obeys this, so the pass's least end is a bound (its windows ignore what came back already,
+// which only relaxes).
+func (e *events) fluid() float64 {
+	s, p := &e.s, e.p
+	var c float64
+	for j := 0; j < e.n; j++ {
+		if st := s.st[j]; st == away || st == offDone {
+			c += float64(p.X[j])
+		}
+	}
+	if s.link >= 0 {
+		left := p.Beta * (s.linkEnd - s.now) // bytes of the transfer under way not yet sent
+		if s.linkOff {
+			c += math.Max(0, float64(p.X[s.link])-left)
+		} else {
+			c += math.Max(0, left)
+		}
+	}
+	lo, hi := c, c
+	t := s.now
+	if s.run {
+		w := p.Beta * (s.opEnd - s.now)
+		k := s.k - 1
+		lo, hi = math.Max(e.fluidLo[k], lo-w), math.Min(e.fluidHi[k], hi+w)
+		if lo > hi {
+			return math.Inf(1)
+		}
+		t = s.opEnd
+	}
+	beta := p.Beta
+	for k := s.k; k < 2*e.n; k++ {
+		fd, fc := e.fluidLo[k], e.fluidHi[k]
+		if fd > fc {
+			return math.Inf(1)
+		}
+		switch {
+		case hi < fd:
+			w := (fd - hi) / beta
+			t += w
+			lo, hi = math.Max(0, lo-beta*w), fd
+		case lo > fc:
+			w := (lo - fc) / beta
+			t += w
+			lo, hi = fc, hi+beta*w
+		}
+		u := e.opDur(k)
+		lo, hi = math.Max(lo, fd), math.Min(hi, fc)
+		lo, hi = math.Max(fd, lo-beta*u), math.Min(fc, hi+beta*u)
+		t += u
+	}
+	return t
 }
 
 // lookahead bounds the makespan by every operation k still to start that needs bytes away
