@@ -129,26 +129,23 @@ type evSol struct {
 }
 
 type events struct {
-	p         *act.Problem
-	n         int
-	tol       float64
-	need      int64
-	gap       float64
-	best      float64
-	sol       *evSol
-	restOps   []float64
-	tail      []float64
-	tailB     []float64
-	need0     []int64   // need0[k] = m_k − M_GPU: the bytes that must be away during operation k
-	useful    []bool    // useful[j]: some operation from F_j to B_{j+1} needs bytes away
-	fluidLo   []float64 // per operation k, the fluid window [fluidLo[k], fluidHi[k]] of C
-	fluidHi   []float64
-	cPre      []int64 // scratch: prefix sums of committed and resident volumes
-	rPre      []int64
-	stop      <-chan struct{}
-	maxNodes  int
-	nodes     int
-	stopped   bool
+	p       *act.Problem
+	n       int
+	tol     float64
+	need    int64
+	gap     float64
+	best    float64
+	sol     *evSol
+	restOps []float64
+	tail    []float64
+	tailB   []float64
+	need0   []int64   // need0[k] = m_k − M_GPU: the bytes that must be away during operation k
+	useful  []bool    // useful[j]: some operation from F_j to B_{j+1} needs bytes away
+	fluidLo []float64 // per operation k, the fluid window [fluidLo[k], fluidHi[k]] of C
+	fluidHi []float64
+	cPre    []int64 // scratch: prefix sums of committed and resident volumes
+	rPre    []int64
+	searchBudget
 	seen      map[stateKey]int32
 	clocks    []clockEntry
 	maxStates int
@@ -160,12 +157,12 @@ type events struct {
 func newEvents(p *act.Problem, o EventOptions) *events {
 	n := p.L() + 1
 	e := &events{p: p, n: n, need: max(0, p.Peak()-p.MGPU), gap: o.Gap, best: math.Inf(1),
-		stop: o.Stop, maxNodes: o.MaxNodes, maxStates: o.MaxStates, seen: map[stateKey]int32{}}
+		searchBudget: searchBudget{max: o.MaxNodes, stop: o.Stop}, maxStates: o.MaxStates, seen: map[stateKey]int32{}}
 	if o.Incumbent > 0 {
 		e.best = o.Incumbent
 	}
-	if e.maxNodes == 0 {
-		e.maxNodes = 100_000_000
+	if e.max == 0 {
+		e.max = 100_000_000
 	}
 	if e.maxStates == 0 {
 		e.maxStates = 1 << 22
@@ -306,28 +303,15 @@ func (e *events) fluid() float64 {
 		}
 		t = s.opEnd
 	}
-	beta := p.Beta
+	f := act.FluidPass{Lo: lo, Hi: hi, Beta: p.Beta}
 	for k := s.k; k < 2*e.n; k++ {
-		fd, fc := e.fluidLo[k], e.fluidHi[k]
-		if fd > fc {
+		u := e.opDur(k)
+		if !f.Step(e.fluidLo[k], e.fluidHi[k], u) {
 			return math.Inf(1)
 		}
-		switch {
-		case hi < fd:
-			w := (fd - hi) / beta
-			t += w
-			lo, hi = math.Max(0, lo-beta*w), fd
-		case lo > fc:
-			w := (lo - fc) / beta
-			t += w
-			lo, hi = fc, hi+beta*w
-		}
-		u := e.opDur(k)
-		lo, hi = math.Max(lo, fd), math.Min(hi, fc)
-		lo, hi = math.Max(fd, lo-beta*u), math.Min(fc, hi+beta*u)
 		t += u
 	}
-	return t
+	return t + f.Idle
 }
 
 // lookahead bounds the makespan by every operation k still to start that needs bytes away
@@ -512,18 +496,8 @@ func (e *events) dfs() {
 		}
 		return
 	}
-	e.nodes++
-	if e.nodes > e.maxNodes {
-		e.stopped = true
+	if e.spend() {
 		return
-	}
-	if e.stop != nil && e.nodes&1023 == 0 {
-		select {
-		case <-e.stop:
-			e.stopped = true
-			return
-		default:
-		}
 	}
 	if e.bound()*(1+e.gap) >= e.best*(1-1e-12) || e.dominated() {
 		return
@@ -576,7 +550,7 @@ func (e *events) dfs() {
 			if s.st[j] != resident || p.X[j] == 0 || !e.useful[j] || (j > 0 && !e.fDone(j-1)) || s.k > 2*e.n-1-j {
 				continue
 			}
-			if 2*float64(s.offBytes+p.X[j])/p.Beta >= e.best || e.twin(j) {
+			if 2*float64(s.offBytes+p.X[j])/p.Beta >= e.best || twinAway(p.X, s.st, j) {
 				continue
 			}
 			saved := e.save(j)
@@ -613,19 +587,6 @@ func (e *events) dfs() {
 		e.dfs()
 		e.restore(saved)
 	}
-}
-
-// twin is Exact's equal-size rule: some x_j, j > i, |x_j| = |x_i|, is offloaded and not yet
-// prefetched.
-func (e *events) twin(i int) bool {
-	for j := i + 1; j < e.n; j++ {
-		if e.p.X[j] == e.p.X[i] {
-			if st := e.s.st[j]; st == offloading || st == offDone || st == away {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func (e *events) endOp() {

@@ -78,14 +78,14 @@ func Exact(p *act.Problem, o ExactOptions) (*Result, ExactStatus, error) {
 	if err := p.Validate(); err != nil {
 		return nil, Optimal, err
 	}
-	e := &exact{p: p, n: p.L() + 1, need: max(0, p.Peak()-p.MGPU), best: math.Inf(1), maxNodes: o.MaxNodes}
+	e := &exact{p: p, n: p.L() + 1, need: max(0, p.Peak()-p.MGPU), best: math.Inf(1), searchBudget: searchBudget{max: o.MaxNodes, stop: o.Stop}}
 	if o.Cutoff > 0 {
 		e.best = o.Cutoff
 	}
-	if e.maxNodes == 0 {
-		e.maxNodes = 10_000_000
+	if e.max == 0 {
+		e.max = 10_000_000
 	}
-	e.stop, e.maxStates = o.Stop, o.MaxStates
+	e.maxStates = o.MaxStates
 	if e.maxStates == 0 {
 		e.maxStates = 1 << 20
 	}
@@ -130,22 +130,19 @@ func Exact(p *act.Problem, o ExactOptions) (*Result, ExactStatus, error) {
 }
 
 type exact struct {
-	p              *act.Problem
-	n              int
-	need           int64
-	best, lb       float64
-	tailB          []float64 // tailB[j] = Σ_{i<j} u_{B_i}
-	restOps        []float64 // restOps[k] = time of compute operations k..2n−1
-	tail           []float64 // tail[k]: least time from the start of operation k to the end (WholeWindows)
-	sol            *sim
-	nodes          int
-	maxNodes       int
-	stopped, found bool
-	stop           <-chan struct{}
-	interrupted    bool
-	seen           map[string]struct{}
-	maxStates      int
-	key            []byte
+	p        *act.Problem
+	n        int
+	need     int64
+	best, lb float64
+	tailB    []float64 // tailB[j] = Σ_{i<j} u_{B_i}
+	restOps  []float64 // restOps[k] = time of compute operations k..2n−1
+	tail     []float64 // tail[k]: least time from the start of operation k to the end (WholeWindows)
+	sol      *sim
+	searchBudget
+	found     bool
+	seen      map[string]struct{}
+	maxStates int
+	key       []byte
 }
 
 // visited records s's decision state and reports whether it was recorded already. Times are
@@ -173,17 +170,6 @@ func (e *exact) visited(s *sim) bool {
 	}
 	if len(e.seen) < e.maxStates {
 		e.seen[string(k)] = struct{}{}
-	}
-	return false
-}
-
-// pendingTwin reports whether an activation of x_i's size with a higher index is offloaded and
-// not yet prefetched (the equal-size rule of Exact).
-func (e *exact) pendingTwin(s *sim, i int) bool {
-	for j := i + 1; j < e.n; j++ {
-		if e.p.X[j] == e.p.X[i] && (s.st[j] == offloading || s.st[j] == offDone || s.st[j] == away) {
-			return true
-		}
 	}
 	return false
 }
@@ -234,18 +220,8 @@ func (e *exact) dfs(s *sim) {
 		e.leaf(s)
 		return
 	}
-	e.nodes++
-	if e.nodes > e.maxNodes {
-		e.stopped = true
+	if e.spend() {
 		return
-	}
-	if e.stop != nil && e.nodes&1023 == 0 {
-		select {
-		case <-e.stop:
-			e.stopped, e.interrupted = true, true
-			return
-		default:
-		}
 	}
 	if e.bound(s) >= e.best || e.visited(s) {
 		return
@@ -266,7 +242,7 @@ func (e *exact) dfs(s *sim) {
 		if kb := 2*e.n - 1 - j; s.st[j] != resident || e.p.X[j] == 0 || s.k > kb || (s.k == kb && s.running) {
 			continue
 		}
-		if 2*float64(s.offBytes+e.p.X[j])/e.p.Beta >= e.best || e.pendingTwin(s, j) {
+		if 2*float64(s.offBytes+e.p.X[j])/e.p.Beta >= e.best || twinAway(e.p.X, s.st, j) {
 			continue
 		}
 		c := s.clone()

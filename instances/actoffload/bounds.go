@@ -31,45 +31,55 @@ func (p *Problem) Prop3() float64 {
 // come back to 0 (c = 0 during B_0).
 func (p *Problem) Fractional() float64 {
 	n := p.L() + 1
-	lo, hi := 0.0, 0.0
-	beta := p.Beta
-	var idle float64
+	f := FluidPass{Beta: p.Beta}
 	var prefix int64 // Σ_{l<i}|x_l|
 	caps := make([]int64, n)
 	for i := 0; i < n; i++ {
 		caps[i] = prefix
 		prefix += p.X[i]
 	}
-	step := func(d, c int64, u float64) bool {
-		fd, fc := float64(d), float64(c)
-		if fd > fc {
-			return false
-		}
-		switch {
-		case hi < fd:
-			w := (fd - hi) / beta
-			idle += w
-			lo, hi = math.Max(0, lo-beta*w), fd
-		case lo > fc:
-			w := (lo - fc) / beta
-			idle += w
-			lo, hi = fc, hi+beta*w
-		}
-		lo, hi = math.Max(lo, fd), math.Min(hi, fc)
-		lo, hi = math.Max(fd, lo-beta*u), math.Min(fc, hi+beta*u)
-		return true
-	}
 	for i := 0; i < n; i++ {
-		if !step(max(0, p.MemF(i)-p.MGPU), caps[i]+p.X[i], p.UF[i]) {
+		if !f.Step(float64(max(0, p.MemF(i)-p.MGPU)), float64(caps[i]+p.X[i]), p.UF[i]) {
 			return math.Inf(1)
 		}
 	}
 	for i := n - 1; i >= 0; i-- {
-		if !step(max(0, p.MemB(i)-p.MGPU), caps[i], p.UB[i]) {
+		if !f.Step(float64(max(0, p.MemB(i)-p.MGPU)), float64(caps[i]), p.UB[i]) {
 			return math.Inf(1)
 		}
 	}
-	return p.Compute() + idle
+	return p.Compute() + f.Idle
+}
+
+// FluidPass is Fractional's pass, from any point: [Lo, Hi] are the values C (bytes on the CPU,
+// counted as they stream) can have before the next operation, Idle the idling so far, Beta the
+// link's rate. Fractional starts it at [0, 0]; a search can start it from a state's C.
+type FluidPass struct {
+	Lo, Hi, Idle, Beta float64
+}
+
+// Step runs one operation of u seconds whose window is C ∈ [d, c]: idle first if [Lo, Hi]
+// misses it (the GPU waits the distance over β, the interval widening by β per second), then
+// run it (the interval widens by β u within the window). It returns false when the window is
+// empty.
+func (f *FluidPass) Step(d, c, u float64) bool {
+	if d > c {
+		return false
+	}
+	beta := f.Beta
+	switch {
+	case f.Hi < d:
+		w := (d - f.Hi) / beta
+		f.Idle += w
+		f.Lo, f.Hi = math.Max(0, f.Lo-beta*w), d
+	case f.Lo > c:
+		w := (f.Lo - c) / beta
+		f.Idle += w
+		f.Lo, f.Hi = c, f.Hi+beta*w
+	}
+	lo, hi := math.Max(f.Lo, d), math.Min(f.Hi, c)
+	f.Lo, f.Hi = math.Max(d, lo-beta*u), math.Min(c, hi+beta*u)
+	return true
 }
 
 // FluidWindows returns, for every compute operation in execution order (position k = i for
