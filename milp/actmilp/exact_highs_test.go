@@ -72,7 +72,7 @@ func TestMILPEqualsExact(t *testing.T) {
 	} else if testing.Short() {
 		n = 40
 	}
-	moved, better, infeasible, big, skipped, evDone, evOpen := 0, 0, 0, 0, 0, 0, 0
+	moved, better, infeasible, big, skipped, evDone, evOpen, milpOpen := 0, 0, 0, 0, 0, 0, 0, 0
 	var lpGap float64
 	var milpTime, exactTime time.Duration
 	for it := 0; it < n; it++ {
@@ -92,12 +92,22 @@ func TestMILPEqualsExact(t *testing.T) {
 		}
 		h, name := bestHeuristic(t, p)
 		t0 = time.Now()
-		sol, err := actmilp.Solve(context.Background(), highs(t), p, actmilp.SolveOptions{Start: h, StartName: name})
+		// A time limit per solve: with the equal-size rule and the table of searched states the
+		// exact search now finishes on 16-operation instances it used to skip, some of which
+		// HiGHS does not close in half an hour; those are counted, their bound still checked.
+		sol, err := actmilp.Solve(context.Background(), highs(t), p, actmilp.SolveOptions{Start: h, StartName: name,
+			Params: milp.Params{TimeLimit: 120 * time.Second}})
 		milpTime += time.Since(t0)
 		if d := time.Since(t0); testing.Verbose() && d > time.Second {
 			t.Logf("instance %d: %d operations, MILP %v, J %d", it, p.L()+1, d, len(sol.Formulation.J))
 		}
 		require.NoError(t, err, "instance %d %+v", it, p)
+		if sol.Status == milp.TimeLimit {
+			milpOpen++
+			require.True(t, e.Feasible, "instance %d", it)
+			assert.LessOrEqual(t, sol.Bound, e.Makespan()*(1+1e-6), "instance %d: the MILP's bound above the optimum", it)
+			continue
+		}
 		if p.L()+1 > 10 {
 			big++
 		}
@@ -147,8 +157,9 @@ func TestMILPEqualsExact(t *testing.T) {
 			assert.LessOrEqual(t, res.Objective*f.Units.Time, want*(1+1e-6), "instance %d: interruptible relaxation above the optimum", it)
 		}
 	}
-	t.Logf("%d instances (%d skipped: the exact search stopped at its node limit; %d with 11–16 operations): %d need transfers, %d infeasible, the optimum beats GREEDY and VDNN on %d; worst LP bound %.1f %% under the optimum; MILP %v, exact search %v; event search complete and equal on %d (stopped at 5 M nodes on %d of 11–16 operations)",
-		n, skipped, big, moved, infeasible, better, 100*lpGap, milpTime.Round(time.Millisecond), exactTime.Round(time.Millisecond), evDone, evOpen)
+	t.Logf("%d instances (%d skipped: the exact search stopped at its node limit; %d with 11–16 operations): %d need transfers, %d infeasible, the optimum beats GREEDY and VDNN on %d; worst LP bound %.1f %% under the optimum; MILP %v, exact search %v; event search complete and equal on %d (stopped at 5 M nodes on %d of 11–16 operations); MILP at its 120 s limit on %d",
+		n, skipped, big, moved, infeasible, better, 100*lpGap, milpTime.Round(time.Millisecond), exactTime.Round(time.Millisecond), evDone, evOpen, milpOpen)
 	assert.Greater(t, moved, n/2)
-	assert.Equal(t, n-skipped-infeasible, evDone+evOpen)
+	assert.Equal(t, n-skipped-infeasible-milpOpen, evDone+evOpen)
+	assert.LessOrEqual(t, milpOpen, n/20, "the MILP closes all but a few instances")
 }
