@@ -143,7 +143,8 @@ type events struct {
 	useful  []bool    // useful[j]: some operation from F_j to B_{j+1} needs bytes away
 	fluidLo []float64 // per operation k, the fluid window [fluidLo[k], fluidHi[k]] of C
 	fluidHi []float64
-	cPre    []int64 // scratch: prefix sums of committed and resident volumes
+	cPre    []int64 // scratch: prefix sums of committed and resident volumes (scan)
+	sc      nodeScan
 	rPre    []int64
 	searchBudget
 	seen      map[stateKey]int32
@@ -233,7 +234,44 @@ func (e *events) present(l int) bool {
 }
 
 // bound is a lower bound on the makespan of every schedule that continues the current state.
+// nodeScan is what bound, lookahead and fluid read of the activations' statuses, gathered in
+// one pass per node (scan): committed means offloading, offDone or away — offloaded and still
+// to be prefetched.
+type nodeScan struct {
+	cDur  float64 // the committed activations' prefetch durations
+	cMin  int     // the lowest committed index (n: none)
+	rLow  int     // the lowest resident index with |x| > 0 (n: none)
+	freed int64   // bytes of offDone and away activations (their offload ended)
+}
+
+// scan fills e.sc, and cPre and rPre: cPre[j+1] is the committed volume among x_0..x_j, rPre
+// the resident one.
+func (e *events) scan() {
+	s, p, n := &e.s, e.p, e.n
+	sc := nodeScan{cMin: n, rLow: n}
+	for j := 0; j < n; j++ {
+		c, r := int64(0), int64(0)
+		switch s.st[j] {
+		case offloading, offDone, away:
+			c = p.X[j]
+			sc.cDur += e.dur(j)
+			sc.cMin = min(sc.cMin, j)
+			if s.st[j] != offloading {
+				sc.freed += p.X[j]
+			}
+		case resident:
+			r = p.X[j]
+			if r > 0 {
+				sc.rLow = min(sc.rLow, j)
+			}
+		}
+		e.cPre[j+1], e.rPre[j+1] = e.cPre[j]+c, e.rPre[j]+r
+	}
+	e.sc = sc
+}
+
 func (e *events) bound() float64 {
+	e.scan()
 	s := &e.s
 	free := s.now
 	if s.run {
@@ -255,11 +293,9 @@ func (e *events) bound() float64 {
 			jmin = s.link
 		}
 	}
-	for j := e.n - 1; j >= 0; j-- {
-		if st := s.st[j]; st == offloading || st == offDone || st == away {
-			link += e.dur(j)
-			jmin = j
-		}
+	link += e.sc.cDur
+	if e.sc.cMin < e.n {
+		jmin = e.sc.cMin // the committed prefetches come after the one under way
 	}
 	if jmin >= 0 {
 		lb = math.Max(lb, link+e.tailB[jmin+1])
@@ -278,12 +314,7 @@ func (e *events) bound() float64 {
 // which only relaxes).
 func (e *events) fluid() float64 {
 	s, p := &e.s, e.p
-	var c float64
-	for j := 0; j < e.n; j++ {
-		if st := s.st[j]; st == away || st == offDone {
-			c += float64(p.X[j])
-		}
-	}
+	c := float64(e.sc.freed)
 	if s.link >= 0 {
 		left := p.Beta * (s.linkEnd - s.now) // bytes of the transfer under way not yet sent
 		if s.linkOff {
@@ -327,27 +358,7 @@ func (e *events) fluid() float64 {
 // may still move. A need above what can be away at all is infeasible.
 func (e *events) lookahead() float64 {
 	s, p, n := &e.s, e.p, e.n
-	// cPre[j+1] = committed volume among x_0..x_j; rPre likewise for resident ones; cDur the
-	// committed prefetches' durations; cMin and rFirst[j] the lowest committed index and the
-	// lowest resident index ≤ j.
-	var cDur float64
-	cMin := n
-	rLow := n
-	for j := 0; j < n; j++ {
-		c, r := int64(0), int64(0)
-		switch s.st[j] {
-		case offloading, offDone, away:
-			c = p.X[j]
-			cDur += e.dur(j)
-			cMin = min(cMin, j)
-		case resident:
-			r = p.X[j]
-			if r > 0 {
-				rLow = min(rLow, j)
-			}
-		}
-		e.cPre[j+1], e.rPre[j+1] = e.cPre[j]+c, e.rPre[j]+r
-	}
+	cDur, cMin, rLow := e.sc.cDur, e.sc.cMin, e.sc.rLow // scan ran in bound
 	free := s.now
 	if s.link >= 0 {
 		free = s.linkEnd
