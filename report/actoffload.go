@@ -210,7 +210,7 @@ const actEventGap = 0.009
 // best is a row "events", validated by verify/timed. It returns the best bound it proved (0 if
 // none) and that schedule (nil if none).
 func actEventBound(ctx context.Context, in Input, p *act.Problem, lr *LeverReport, best *heur.Result, lb float64, deadline time.Time) (float64, *heur.Result) {
-	if n := p.L() + 1; skipActEventSearch || n > actMILPMaxOps || best == nil || !best.Feasible || best.Report.Makespan <= lb*(1+1e-9) {
+	if n := p.L() + 1; skipActEventSearch || n > heur.EventMaxOps || best == nil || !best.Feasible || best.Report.Makespan <= lb*(1+1e-9) {
 		return 0, nil
 	}
 	for _, b := range lr.Bounds {
@@ -218,7 +218,7 @@ func actEventBound(ctx context.Context, in Input, p *act.Problem, lr *LeverRepor
 			return 0, nil
 		}
 	}
-	states := int(memoryLimit(in) / 2 / heur.EventStateBytes(p.L()+1))
+	states := heur.EventStatesWithin(memoryLimit(in) / 2)
 	bound, incumbent := 0.0, best.Report.Makespan
 	var found *heur.Result
 	for _, gap := range []float64{actEventGap, 0} {

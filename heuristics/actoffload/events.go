@@ -22,7 +22,7 @@ type EventOptions struct {
 	Stop     <-chan struct{}
 	MaxNodes int
 	// MaxStates bounds the table of states searched (0: 2²², about 0.7 GB; see
-	// EventStateBytes); past it, new states are not recorded (the search stays complete, only
+	// EventStatesWithin); past it, new states are not recorded (the search stays complete, only
 	// slower).
 	MaxStates int
 }
@@ -41,10 +41,17 @@ type EventResult struct {
 	Nodes, States int
 }
 
-// EventStateBytes is the memory of one recorded state of EventSearch on n operations per
-// pass (packed key, clocks and map overhead, with the map's growth), for sizing MaxStates
-// from a memory limit.
-func EventStateBytes(n int) int64 { return 160 }
+// eventStateBytes is the memory of one recorded state of EventSearch (packed key, clocks
+// and map overhead, with the map's growth).
+const eventStateBytes = 160
+
+// EventStatesWithin is the MaxStates whose table fits in bytes.
+func EventStatesWithin(bytes int64) int { return int(max(bytes, 0) / eventStateBytes) }
+
+// EventMaxOps is the longest chain (operations per pass) on which the callers run EventSearch:
+// beyond, its table records no states (keyActs) and each node's bounds cost O(n), so it would
+// only spend its time.
+const EventMaxOps = keyActs
 
 // EventSearch is an exact search for Problem 1 (SPEC §2) over event sequences. A schedule is
 // the time-ordered sequence of its events — starts and ends of compute operations and of
@@ -547,14 +554,7 @@ func (e *events) dfs() {
 	if s.link < 0 {
 		for j := e.n - 1; j >= 0; j-- {
 			if s.st[j] == away && s.mem+p.X[j] <= p.MGPU {
-				saved := e.save(j)
-				s.st[j] = fetching
-				s.mem += p.X[j]
-				s.link, s.linkOff, s.linkEnd = j, false, s.now+e.dur(j)
-				e.trs = append(e.trs, schedule.ActTransfer{Kind: schedule.Prefetch, Index: j, Start: s.now})
-				e.dfs()
-				e.trs = e.trs[:len(e.trs)-1]
-				e.restore(saved)
+				e.branchTransfer(j, schedule.Prefetch)
 			}
 		}
 		for j := 0; j < e.n; j++ {
@@ -564,14 +564,7 @@ func (e *events) dfs() {
 			if 2*float64(s.offBytes+p.X[j])/p.Beta >= e.best || twinAway(p.X, s.st, j) {
 				continue
 			}
-			saved := e.save(j)
-			s.st[j] = offloading
-			s.offBytes += p.X[j]
-			s.link, s.linkOff, s.linkEnd = j, true, s.now+e.dur(j)
-			e.trs = append(e.trs, schedule.ActTransfer{Kind: schedule.Offload, Index: j, Start: s.now})
-			e.dfs()
-			e.trs = e.trs[:len(e.trs)-1]
-			e.restore(saved)
+			e.branchTransfer(j, schedule.Offload)
 		}
 	}
 	// Let time run to the next end (both, when they coincide).
@@ -598,6 +591,25 @@ func (e *events) dfs() {
 		e.dfs()
 		e.restore(saved)
 	}
+}
+
+// branchTransfer searches on from starting the transfer of x_j now: an offload frees nothing
+// yet; a prefetch reserves |x_j|.
+func (e *events) branchTransfer(j int, kind schedule.TransferKind) {
+	s, p := &e.s, e.p
+	saved := e.save(j)
+	if kind == schedule.Offload {
+		s.st[j] = offloading
+		s.offBytes += p.X[j]
+	} else {
+		s.st[j] = fetching
+		s.mem += p.X[j]
+	}
+	s.link, s.linkOff, s.linkEnd = j, kind == schedule.Offload, s.now+e.dur(j)
+	e.trs = append(e.trs, schedule.ActTransfer{Kind: kind, Index: j, Start: s.now})
+	e.dfs()
+	e.trs = e.trs[:len(e.trs)-1]
+	e.restore(saved)
 }
 
 func (e *events) endOp() {

@@ -318,7 +318,7 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 			return nil, err
 		}
 		runs = append(runs, run{a, st, "", r})
-		if a == "exact" && p.L()+1 <= eventSearchMaxOps {
+		if a == "exact" && p.L()+1 <= hact.EventMaxOps {
 			// The branch and bound is optimal among no-wait schedules; the event search proves
 			// (or improves) it for Problem 1 itself, from the best schedule so far.
 			var best *hact.Result
@@ -371,11 +371,6 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	return rep, nil
 }
 
-// eventSearchMaxOps is the longest chain (operations per pass) on which offload-act runs the
-// event search, as certify does: beyond, its nodes cost O(n) each and its table no longer
-// records states.
-const eventSearchMaxOps = 80
-
 // runEventSearch runs heuristics/actoffload.EventSearch from best (nil: none) within
 // --time-limit (default 60 s) and ten times --max-nodes.
 func runEventSearch(p *act.Problem, o *ActOptions, best *hact.Result) (*hact.EventResult, error) {
@@ -386,7 +381,7 @@ func runEventSearch(p *act.Problem, o *ActOptions, best *hact.Result) (*hact.Eve
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(limit*float64(time.Second)))
 	defer cancel()
 	opt := hact.EventOptions{Stop: ctx.Done(), MaxNodes: 10 * o.MaxNodes,
-		MaxStates: int(o.maxMemory() / 2 / hact.EventStateBytes(p.L()+1))}
+		MaxStates: hact.EventStatesWithin(o.maxMemory() / 2)}
 	if best != nil {
 		opt.Incumbent = best.Report.Makespan
 	}
