@@ -98,11 +98,5 @@ func actMILP(ctx context.Context, in Input, p *act.Problem, lr *LeverReport, sta
 	default:
 		b.Value = sol.Bound
 	}
-	for _, r := range lr.Rows {
-		if r.Feasible && (b.Infeasible || b.Value > r.Makespan*(1+1e-9)) {
-			lr.Notes = append(lr.Notes, fmt.Sprintf("milp: %s's bound contradicts the verified %s row (%g s): dropped", s.Name(), r.Strategy, r.Makespan))
-			return
-		}
-	}
-	lr.Bounds = append(lr.Bounds, b)
+	addBound(lr, b, fmt.Sprintf("milp: %s's bound", s.Name()))
 }

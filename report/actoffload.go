@@ -253,7 +253,9 @@ func actEventBound(ctx context.Context, in Input, p *act.Problem, lr *LeverRepor
 		if gap > 0 {
 			b.Note += fmt.Sprintf(", pruned at a relative gap of %g: every schedule is ≥ the best over %g", gap, 1+gap)
 		}
-		lr.Bounds = append(lr.Bounds, b)
+		if !addBound(lr, b, "event search: its bound") {
+			break
+		}
 		bound = math.Max(bound, ev.Bound)
 	}
 	return bound, found

@@ -58,11 +58,5 @@ func comboMILP(ctx context.Context, in Input, lr *LeverReport, budget int64, dea
 	default:
 		bound.Value = b.Value
 	}
-	for _, r := range lr.Rows {
-		if r.Feasible && (bound.Infeasible || bound.Value > r.Makespan*(1+1e-9)) {
-			lr.Notes = append(lr.Notes, fmt.Sprintf("milp: the relaxation's bound contradicts the verified %s row (%g s): dropped", r.Strategy, r.Makespan))
-			return
-		}
-	}
-	lr.Bounds = append(lr.Bounds, bound)
+	addBound(lr, bound, "milp: the relaxation's bound")
 }

@@ -114,13 +114,7 @@ func rematILP(ctx context.Context, in Input, lr *LeverReport, start schedule.Seq
 	default:
 		b.Value = sol.Bound
 	}
-	for _, r := range lr.Rows {
-		if r.Feasible && (b.Infeasible || b.Value > r.Makespan*(1+1e-9)) {
-			lr.Notes = append(lr.Notes, fmt.Sprintf("ilp: %s's bound contradicts the verified %s row (%g s): dropped", s.Name(), r.Strategy, r.Makespan))
-			return nil
-		}
-	}
-	lr.Bounds = append(lr.Bounds, b)
+	addBound(lr, b, fmt.Sprintf("ilp: %s's bound", s.Name()))
 	return nil
 }
 

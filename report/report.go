@@ -349,3 +349,18 @@ func weightsNote(in Input) string {
 	}
 	return fmt.Sprintf("budget for activations: %s = %s minus the chain's %s of resident weights", instances.FormatSize(in.Budget-w), instances.FormatSize(in.Budget), instances.FormatSize(w))
 }
+
+// addBound appends b to lr's bounds unless a verified row contradicts it (a bound above a
+// verified makespan, or infeasibility where a schedule was verified): then it is dropped with a
+// note "who: … dropped" — nothing a solver or search says stands against what verify accepted
+// (SPEC §5). It reports whether b was added.
+func addBound(lr *LeverReport, b Bound, who string) bool {
+	for _, r := range lr.Rows {
+		if r.Feasible && (b.Infeasible || b.Value > r.Makespan*(1+1e-9)) {
+			lr.Notes = append(lr.Notes, fmt.Sprintf("%s contradicts the verified %s row (%g s): dropped", who, r.Strategy, r.Makespan))
+			return false
+		}
+	}
+	lr.Bounds = append(lr.Bounds, b)
+	return true
+}
