@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -77,6 +78,26 @@ func BenchmarkPersistentResNet1001(b *testing.B) {
 				b.Fatal(err, res.Feasible)
 			}
 		}
+	}
+}
+
+// BenchmarkPersistentResNet1001Peers is make bench-peers' memsched side (issue 23): C_MP on
+// ResNet-1001 224/32 at 25/50/75 %, S = 200 and 500 (one op = the three budgets' solves: fill,
+// rebuild and replay).
+func BenchmarkPersistentResNet1001Peers(b *testing.B) {
+	c, budgets := resnet1001(b)
+	for _, slots := range []int{200, 500} {
+		b.Run(fmt.Sprintf("S%d", slots), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, budget := range budgets {
+					res, err := SolvePersistent(c, budget, Options{Slots: slots})
+					if err != nil || !res.Feasible {
+						b.Fatal(err, res.Feasible)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -7,7 +7,8 @@
 # PEERS_SLOTS (default "200,500"), PEERS_BUDGETS (percent between the smallest feasible budget
 # and store-all, "25,50,75"), PEERS_SAME_PROBLEM (default 1: both solve the chain with a
 # final output of size 0 and the same table width, scripts/bench_peers.py says why; 0: each
-# model as it is).
+# model as it is), PEERS_BASELINE (a second memsched binary, e.g. a build of main, timed on the
+# same points in the same run, its ratio printed beside).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -36,5 +37,6 @@ for d in ${PEERS_CHAINS:-1001}; do
 done
 $PY scripts/bench_peers.py --memsched bin/memsched --rockmate "$RK/pkg" \
   --slots "${PEERS_SLOTS:-200,500}" --budgets "${PEERS_BUDGETS:-25,50,75}" \
-  $([ "${PEERS_SAME_PROBLEM:-1}" = 0 ] && echo --no-same-problem) "${CHAINS[@]}" | tee out/bench-peers.txt
+  $([ "${PEERS_SAME_PROBLEM:-1}" = 0 ] && echo --no-same-problem) \
+  ${PEERS_BASELINE:+--baseline "$PEERS_BASELINE"} "${CHAINS[@]}" | tee out/bench-peers.txt
 echo "bench-peers: report written to out/bench-peers.txt"

@@ -127,6 +127,8 @@ def memsched_json(memsched, *args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--memsched", required=True)
+    ap.add_argument("--baseline", help="a second memsched binary (e.g. an earlier build), timed on the same points"
+                    " in the same run: its time and ratio are printed beside memsched's")
     ap.add_argument("--rockmate", required=True, help="folder holding the rockmate package with the built csolver")
     ap.add_argument("--slots", default="200,500")
     ap.add_argument("--same-problem", action=argparse.BooleanOptionalAction, default=True,
@@ -139,9 +141,10 @@ def main():
     print(f"load average {os.getloadavg()[0]:.1f} at the start (the machine is shared)")
     from rockmate.solvers.rk_rotor import csolver  # noqa: E402
 
-    print(f"{'chain':<14} {'budget':>5} {'GiB':>7} {'slots':>5} {'memsched s':>10} {'rockmate s':>10} {'ratio':>7}"
+    base_hdr = f" {'baseline s':>10} {'ratio':>7}" if o.baseline else ""
+    print(f"{'chain':<14} {'budget':>5} {'GiB':>7} {'slots':>5} {'memsched s':>10} {'rockmate s':>10} {'ratio':>7}{base_hdr}"
           f" {'memsched ms':>12} {'rockmate ms':>12} {'rockmate replayed':>20}")
-    ratios, equal, points = [], 0, 0
+    ratios, base_ratios, equal, points = [], [], 0, 0
     tmpdir = tempfile.mkdtemp()
     for path in o.chains:
         if o.same_problem:
@@ -153,8 +156,13 @@ def main():
         for slots in [int(s) for s in o.slots.split(",")]:
             for pct in [int(p) for p in o.budgets.split(",")]:
                 budget = lo + (hi - lo) * pct // 100
-                ms, ms_t = memsched_json(o.memsched, "remat", "--chain", path, "--algo", "persistent",
-                                         "--slots", str(slots), "--mem", str(budget))
+                args = ["remat", "--chain", path, "--algo", "persistent", "--slots", str(slots), "--mem", str(budget)]
+                ms, ms_t = memsched_json(o.memsched, *args)
+                base = ""
+                if o.baseline:
+                    bs, bs_t = memsched_json(o.baseline, *args)
+                    if bs.get("sequence") != ms.get("sequence") or bs.get("makespan") != ms.get("makespan"):
+                        print(f"note: the baseline's answer differs from memsched's at {pct}% and {slots} slots", file=sys.stderr)
                 q = ms.get("slot_size") or max(1, -(-budget // slots))
                 chain = RkChain(a0, stages, q)
                 if o.same_problem:
@@ -179,16 +187,22 @@ def main():
                     replay = f"{rep['makespan'] * 1e3:.4f} {fits}"
                 ratio = rk_t / ms_t
                 ratios.append(ratio)
+                if o.baseline:
+                    base_ratios.append(rk_t / bs_t)
+                    base = f" {bs_t:>10.3f} {rk_t / bs_t:>6.1f}×"
                 points += 1
                 if ms["feasible"] and math.isfinite(opt) and abs(ms["makespan"] - opt) <= 1e-9 * opt:
                     equal += 1
                 msv = f"{ms['makespan'] * 1e3:.4f}" if ms["feasible"] else "infeasible"
                 rkv = f"{opt * 1e3:.4f}" if math.isfinite(opt) else "infeasible"
-                print(f"{name:<14} {pct:>4}% {budget / 2**30:>7.2f} {slots:>5} {ms_t:>10.3f} {rk_t:>10.3f} {ratio:>6.1f}×"
+                print(f"{name:<14} {pct:>4}% {budget / 2**30:>7.2f} {slots:>5} {ms_t:>10.3f} {rk_t:>10.3f} {ratio:>6.1f}×{base}"
                       f" {msv:>12} {rkv:>12} {replay:>20}", flush=True)
     print(f"\nratio (rockmate's C solve / memsched's whole process): {min(ratios):.1f}× to {max(ratios):.1f}×"
           f" (geometric mean {math.exp(sum(map(math.log, ratios)) / len(ratios)):.1f}×); makespans equal on {equal} of {points}"
           f" ({'the same problem: a^L = 0, the same table width' if o.same_problem else 'each model as it is'})")
+    if base_ratios:
+        print(f"baseline {o.baseline}: {min(base_ratios):.1f}× to {max(base_ratios):.1f}×"
+              f" (geometric mean {math.exp(sum(map(math.log, base_ratios)) / len(base_ratios)):.1f}×) in the same run")
     print(f"memsched min-plus kernel: {kernel}; load average {os.getloadavg()[0]:.1f} at the end (the machine is shared)")
 
 
