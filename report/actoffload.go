@@ -97,7 +97,7 @@ func actStrategyRun(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOp
 // 3.5–5 s at 2–3.5 GiB), and certify runs them at one budget on any chain.
 const ActSweepDPStages = 200
 
-// ActBounds returns 001 Prop. 3, the fractional relaxation and, with withDP, the interruptible
+// ActBounds returns 001 Prop. 3, the fractional relaxation, the whole-transfer windows and, with withDP, the interruptible
 // relaxation (DYNPROG with sizes rounded down to 500 slots; never below the fractional one)
 // under o's memory limit and Stop channel.
 func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
@@ -109,6 +109,13 @@ func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
 	bounds := []Bound{
 		{Name: "001 Prop. 3", Kind: Relaxation, Value: p.Prop3(), Note: "max(Σu, 2(M_peak − M_GPU)/β)"},
 		{Name: "fractional relaxation", Kind: Relaxation, Value: frac, Note: "001 §4, fluid form (instances/actoffload)"},
+	}
+	if w := p.WholeTransfers(); math.IsInf(w, 1) {
+		bounds = append(bounds, Bound{Name: "whole-transfer windows", Kind: Relaxation, Infeasible: true,
+			Note: "some operation needs more bytes away than all the activations of its window hold"})
+	} else {
+		bounds = append(bounds, Bound{Name: "whole-transfer windows", Kind: Relaxation, Value: w,
+			Note: "max_k Head[k] + Tail[k]: whole transfers on one link before and after each operation (instances/actoffload.WholeWindows)"})
 	}
 	if !withDP {
 		return bounds, nil

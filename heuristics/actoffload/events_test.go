@@ -19,7 +19,7 @@ import (
 // gap g its bound is within [OPT/(1+g), OPT].
 func TestEventSearchAgainstExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 7))
-	moved, infeasible := 0, 0
+	moved, infeasible, whole := 0, 0, 0
 	for it := 0; it < 600; it++ {
 		unit := int64(1)
 		if it%2 == 1 {
@@ -46,6 +46,11 @@ func TestEventSearchAgainstExact(t *testing.T) {
 		assert.InDelta(t, opt, ev.Bound, 1e-9*math.Max(1, opt), "instance %d: %+v", it, p)
 		assert.InDelta(t, ev.Bound, ev.Best.Report.Makespan, 1e-9*math.Max(1, opt), "instance %d", it)
 		assert.LessOrEqual(t, p.Fractional(), ev.Bound*(1+1e-12), "instance %d", it)
+		w := p.WholeTransfers()
+		assert.LessOrEqual(t, w, ev.Bound*(1+1e-12), "instance %d: whole-transfer windows above the optimum: %+v", it, p)
+		if w > p.Fractional()*(1+1e-9) {
+			whole++
+		}
 		// With a 10 % gap and the optimum as incumbent: complete, a bound within the gap.
 		g, err := EventSearch(p, EventOptions{Incumbent: opt, Gap: 0.1})
 		require.NoError(t, err)
@@ -53,8 +58,9 @@ func TestEventSearchAgainstExact(t *testing.T) {
 		assert.LessOrEqual(t, g.Bound, opt*(1+1e-12), "instance %d", it)
 		assert.GreaterOrEqual(t, g.Bound, opt/1.1*(1-1e-11), "instance %d", it)
 	}
-	t.Logf("%d instances move activations, %d have no schedule", moved, infeasible)
+	t.Logf("%d instances move activations, %d have no schedule, whole-transfer windows above the fluid bound on %d", moved, infeasible, whole)
 	assert.Greater(t, moved, 300)
+	assert.Greater(t, whole, 100)
 }
 
 // An incumbent at the optimum: nothing shorter exists, so the search completes without a

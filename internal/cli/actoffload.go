@@ -91,6 +91,7 @@ type ActBounds struct {
 	Prop3         infJSON  `json:"prop3"`
 	Fractional    infJSON  `json:"fractional"`
 	Interruptible infJSON  `json:"interruptible"`
+	Whole         infJSON  `json:"whole"`
 	Exact         *float64 `json:"exact,omitempty"`
 	// MILP is the exact MILP's proven bound (milp/actmilp), with the solve's status and the
 	// relative gap to the best verified schedule; absent when the MILP did not run.
@@ -157,7 +158,9 @@ func actBounds(p *act.Problem, o *ActOptions, exact *hact.EventResult, mi *actmi
 		"prop3":         "001 Prop. 3 (factor 2): all compute, and M_peak − M_GPU bytes out and back on one link",
 		"fractional":    "optimum of the fluid fractional relaxation (001 §4, Thm 2), a relaxation of Problem 1",
 		"interruptible": "DYNPROG optimum with sizes rounded down: a relaxation of Problem 2 (interruptible transfers, 001 §5), max with fractional",
+		"whole":         "max over operations of Head + Tail with whole transfers on one link before and after each (instances/actoffload.WholeWindows)",
 	}}
+	b.Whole = infJSON(p.WholeTransfers())
 	if o.interruptible == nil {
 		ib, err := dp.InterruptibleBound(p, o.dpOptions())
 		if err != nil {
@@ -167,7 +170,7 @@ func actBounds(p *act.Problem, o *ActOptions, exact *hact.EventResult, mi *actmi
 	}
 	ib := *o.interruptible
 	b.Interruptible = infJSON(ib)
-	b.Best = infJSON(math.Max(p.Prop3(), math.Max(p.Fractional(), ib)))
+	b.Best = infJSON(math.Max(math.Max(p.Prop3(), float64(b.Whole)), math.Max(p.Fractional(), ib)))
 	if exact != nil && !math.IsInf(exact.Bound, 1) {
 		v := exact.Bound
 		b.Exact = &v
@@ -412,6 +415,7 @@ func printActBounds(w *tabwriter.Writer, b ActBounds) {
 	fmt.Fprintf(w, "bound prop3\t%s\t%s\n", fmtTime(float64(b.Prop3)), b.CertifiedBy["prop3"])
 	fmt.Fprintf(w, "bound fractional\t%s\t%s\n", fmtTime(float64(b.Fractional)), b.CertifiedBy["fractional"])
 	fmt.Fprintf(w, "bound interruptible\t%s\t%s\n", fmtTime(float64(b.Interruptible)), b.CertifiedBy["interruptible"])
+	fmt.Fprintf(w, "bound whole\t%s\t%s\n", fmtTime(float64(b.Whole)), b.CertifiedBy["whole"])
 	if b.Exact != nil {
 		fmt.Fprintf(w, "optimum (exact)\t%s\t%s\n", fmtTime(*b.Exact), b.CertifiedBy["exact"])
 	}
