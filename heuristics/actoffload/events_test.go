@@ -122,3 +122,57 @@ func TestEventSearchInceptionV3(t *testing.T) {
 		t.Logf("%d %%: optimum %.2f ms (fractional %.2f ms), %d nodes, %d states", pct, ev.Bound*1e3, p.Fractional()*1e3, ev.Nodes, ev.States)
 	}
 }
+
+// The staircase of the whole-transfer windows (instances/actoffload.Staircase) never exceeds
+// the optimum the event search proves, on 1500 seeded instances of 1–12 operations at byte and
+// GiB scale — half of them with sizes in {1, 2, 3}·unit and real-valued times, where many
+// activations share a size (the case its equal-size argument rests on) — and it is above the
+// windows' own bound, and equal to the optimum, on many of them.
+func TestStaircaseAgainstEventSearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(78, 6))
+	complete, above, closes := 0, 0, 0
+	for it := 0; it < 1500; it++ {
+		unit := int64(1)
+		if it%2 == 1 {
+			unit = 1 << 30
+		}
+		p := act.Random(r, 1+r.IntN(12), unit)
+		if it%4 >= 2 {
+			for i := range p.X {
+				if p.X[i] > 0 {
+					p.X[i] = unit * int64(1+r.IntN(3))
+				}
+			}
+			for i := range p.UF {
+				p.UF[i], p.UB[i] = 3*r.Float64(), 3*r.Float64()
+			}
+			lo, hi := p.MinMemory(), p.Peak()
+			p.MGPU = max(1, lo+(hi-lo)*int64(r.IntN(5))/4)
+		}
+		ev, err := EventSearch(p, EventOptions{MaxNodes: 1_000_000})
+		require.NoError(t, err)
+		if !ev.Complete || math.IsInf(ev.Bound, 1) {
+			continue
+		}
+		complete++
+		opt, whole := ev.Bound, p.WholeTransfers()
+		for _, upper := range []float64{opt * 1.5, opt} {
+			b, ok := p.Staircase(act.StaircaseOptions{Upper: upper})
+			require.True(t, ok)
+			assert.LessOrEqual(t, b, opt*(1+1e-12), "instance %d: staircase above the optimum: %+v", it, p)
+			assert.GreaterOrEqual(t, b, whole, "instance %d", it)
+			if upper > opt {
+				if b > whole*(1+1e-9) {
+					above++
+				}
+				if opt > whole*(1+1e-9) && b >= opt*(1-1e-6) {
+					closes++
+				}
+			}
+		}
+	}
+	t.Logf("%d instances solved, the staircase above the windows on %d, at the optimum where they were not on %d", complete, above, closes)
+	assert.Greater(t, complete, 1400)
+	assert.Greater(t, above, 30)
+	assert.Greater(t, closes, 20)
+}

@@ -155,3 +155,45 @@ func TestFrontierMerge(t *testing.T) {
 		assert.LessOrEqual(t, got, c)
 	}
 }
+
+// Staircase's guards: at or under the windows' bound it returns that bound; past its caps, or
+// stopped before its first decision, it says so (ok false) and returns the windows' bound; on
+// an instance without a schedule it says +Inf like the windows.
+func TestStaircaseLimits(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	checked := 0
+	for it := 0; it < 400 && checked < 20; it++ {
+		p := Random(r, 4+r.IntN(6), int64(1)<<(30*(it%2)))
+		whole := p.WholeTransfers()
+		if math.IsInf(whole, 1) || whole <= p.Fractional() {
+			continue
+		}
+		checked++
+		b, ok := p.Staircase(StaircaseOptions{Upper: whole})
+		assert.True(t, ok)
+		assert.Equal(t, whole, b)
+		b, ok = p.Staircase(StaircaseOptions{Upper: 2 * whole, MaxStates: 1})
+		assert.False(t, ok)
+		assert.Equal(t, whole, b)
+		b, ok = p.Staircase(StaircaseOptions{Upper: 2 * whole, MaxWork: 1})
+		assert.False(t, ok)
+		assert.Equal(t, whole, b)
+		stop := make(chan struct{})
+		close(stop)
+		b, ok = p.Staircase(StaircaseOptions{Upper: 2 * whole, Stop: stop})
+		assert.False(t, ok)
+		assert.Equal(t, whole, b)
+		b, ok = p.Staircase(StaircaseOptions{Upper: 2 * whole})
+		assert.True(t, ok)
+		assert.GreaterOrEqual(t, b, whole)
+		assert.Less(t, b, 2*whole)
+	}
+	require.Equal(t, 20, checked)
+	p := Random(r, 3, 1)
+	p.MGPU = p.MinMemory() - 1
+	if p.MGPU > 0 {
+		b, ok := p.Staircase(StaircaseOptions{Upper: 1})
+		assert.True(t, ok)
+		assert.True(t, math.IsInf(b, 1))
+	}
+}
