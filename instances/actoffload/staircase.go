@@ -58,47 +58,77 @@ func (p *Problem) Staircase(o StaircaseOptions) (bound float64, ok bool) {
 	if !(o.Upper > lb) {
 		return lb, true
 	}
-	s := newStaircase(p, head, tail)
-	limit := o.MaxStates
-	if limit <= 0 {
-		limit = DefaultStaircaseStates
+	n := p.L() + 1
+	u := func(k int) float64 {
+		if k < n {
+			return p.UF[k]
+		}
+		return p.UB[2*n-1-k]
 	}
-	work := o.MaxWork
-	if work <= 0 {
-		work = DefaultStaircaseWork
+	need := func(k int) int64 {
+		if k < n {
+			return p.MemF(k) - p.MGPU
+		}
+		return p.MemB(2*n-1-k) - p.MGPU
 	}
-	if s.states < 0 || s.states > limit || float64(s.states)*float64(len(s.need)+s.classes) > float64(work) {
+	last := func(k int) int { return min(k-1, 2*n-2-k) }
+	// The same staircase backwards in time from the operation with the largest need, k*: the
+	// prefetches of what is away during k' ≥ k* start (in reversed time: complete) only after
+	// k' has ended, each released at Tail[B_j], so T − s_{k*} is at least the least D for
+	// which they meet every need by D − (u_{k*} + … + u_{k'}); and T − s_k ≥ that plus the
+	// compute from k to k* for k < k*. These tails give the forward staircase its deadlines.
+	peak := -1
+	for k := 0; k < 2*n; k++ {
+		if need(k) > 0 && (peak < 0 || need(k) > need(peak)) {
+			peak = k
+		}
+	}
+	if peak < 0 {
+		return lb, true // nothing needs to move
+	}
+	var rev []stairDemand
+	var comp float64
+	for k := peak; k < 2*n; k++ {
+		comp += u(k)
+		if need(k) > 0 {
+			rev = append(rev, stairDemand{need(k), comp, last(k)})
+		}
+	}
+	b := newStaircase(p, func(j int) float64 { return tail[2*n-1-j] }, rev)
+	if t, ok := b.search(tail[peak], o.Upper-head[peak], o); !ok {
 		return lb, false
-	}
-	stopped := func() bool {
-		select {
-		case <-o.Stop:
-			return true
-		default:
-			return false
+	} else if t > tail[peak] {
+		tail = append([]float64(nil), tail...)
+		tail[peak] = t
+		for k := peak - 1; k >= 0; k-- {
+			tail[k] = math.Max(tail[k], tail[k+1]+u(k))
+		}
+		for k := range head {
+			lb = math.Max(lb, head[k]+tail[k])
 		}
 	}
-	f := make([]float64, s.states)
-	feasible, done := s.feasible(f, lb, stopped)
-	if !done || feasible {
-		return lb, done
-	}
-	lo, hi := lb, o.Upper
-	for it := 0; it < 40 && hi-lo > 1e-7*hi; it++ {
-		mid := lo + (hi-lo)/2
-		fe, done := s.feasible(f, mid, stopped)
-		if !done {
-			break
-		}
-		if fe {
-			hi = mid
-		} else {
-			lo = mid
+	// Forward: the offloads meet every need by D − Tail[k], each released when F_{j−1} ends.
+	var fwd []stairDemand
+	for k := 0; k < 2*n; k++ {
+		if need(k) > 0 {
+			fwd = append(fwd, stairDemand{need(k), tail[k], last(k)})
 		}
 	}
-	// lo was decided infeasible in floating point: keep a margin for the rounding of the
-	// deadlines and completions (sums of a few hundred terms).
-	return math.Max(lb, lo*(1-1e-12)), true
+	f := newStaircase(p, func(j int) float64 {
+		if j == 0 {
+			return 0
+		}
+		return head[j-1] + u(j-1)
+	}, fwd)
+	return f.search(lb, o.Upper, o)
+}
+
+// stairDemand is one operation's need: by the deadline D − off, the offloads complete of the
+// activations x_0..x_last total at least need bytes.
+type stairDemand struct {
+	need int64
+	off  float64
+	last int
 }
 
 // staircase is Staircase's decision problem.
@@ -108,47 +138,25 @@ type staircase struct {
 	dur     []float64   // per class
 	weight  []int       // mixed radix
 	states  int         // Π (items + 1), −1 on overflow
-	need    []int64     // per demand, sorted by deadline (T[d] descending)
+	need    []int64     // per demand, by increasing deadline (off decreasing)
 	tk      []float64   // per demand: D − tk is its deadline
 	elig    [][]int     // per demand, per class: how many of the class are in its window
 	classes int
 }
 
-func newStaircase(p *Problem, head, tail []float64) *staircase {
-	n := p.L() + 1
-	u := func(k int) float64 {
-		if k < n {
-			return p.UF[k]
-		}
-		return p.UB[2*n-1-k]
-	}
+// newStaircase builds the decision problem of the demands, the activations released at rel.
+func newStaircase(p *Problem, rel func(j int) float64, ds []stairDemand) *staircase {
 	s := &staircase{}
-	type demand struct {
-		need int64
-		t    float64
-		last int // the highest index in the window
-	}
-	var ds []demand
+	ds = append([]stairDemand(nil), ds...)
+	sort.SliceStable(ds, func(a, b int) bool { return ds[a].off > ds[b].off })
 	maxLast := -1
-	for k := 0; k < 2*n; k++ {
-		var need int64
-		if k < n {
-			need = p.MemF(k) - p.MGPU
-		} else {
-			need = p.MemB(2*n-1-k) - p.MGPU
-		}
-		if need <= 0 {
-			continue
-		}
-		last := min(k-1, 2*n-2-k)
-		ds = append(ds, demand{need, tail[k], last})
-		maxLast = max(maxLast, last)
+	for _, d := range ds {
+		maxLast = max(maxLast, d.last)
 	}
-	sort.SliceStable(ds, func(a, b int) bool { return ds[a].t > ds[b].t })
 	// Classes of equal size among the activations some demand can use.
 	bySize := map[int64]int{}
 	var idx [][]int
-	for j := 0; j <= maxLast; j++ {
+	for j := 0; j <= maxLast && j < len(p.X); j++ {
 		if p.X[j] <= 0 {
 			continue
 		}
@@ -172,17 +180,15 @@ func newStaircase(p *Problem, head, tail []float64) *staircase {
 			return s
 		}
 		s.states *= len(idx[c]) + 1
-		rel := make([]float64, len(idx[c]))
+		r := make([]float64, len(idx[c]))
 		for i, j := range idx[c] {
-			if j > 0 {
-				rel[i] = head[j-1] + u(j-1)
-			}
+			r[i] = rel(j)
 		}
-		s.rel = append(s.rel, rel)
+		s.rel = append(s.rel, r)
 	}
 	for _, d := range ds {
 		s.need = append(s.need, d.need)
-		s.tk = append(s.tk, d.t)
+		s.tk = append(s.tk, d.off)
 		e := make([]int, s.classes)
 		for c := range idx {
 			e[c] = sort.SearchInts(idx[c], d.last+1)
@@ -190,6 +196,54 @@ func newStaircase(p *Problem, head, tail []float64) *staircase {
 		s.elig = append(s.elig, e)
 	}
 	return s
+}
+
+// search returns the largest D in [lo, hi] it decides infeasible (lo when lo is feasible or
+// hi ≤ lo), and false when the table is out of o's caps or it was stopped before deciding lo.
+func (s *staircase) search(lo, hi float64, o StaircaseOptions) (float64, bool) {
+	if !(hi > lo) {
+		return lo, true
+	}
+	limit := o.MaxStates
+	if limit <= 0 {
+		limit = DefaultStaircaseStates
+	}
+	work := o.MaxWork
+	if work <= 0 {
+		work = DefaultStaircaseWork
+	}
+	if s.states < 0 || s.states > limit || float64(s.states)*float64(len(s.need)+s.classes) > float64(work) {
+		return lo, false
+	}
+	stopped := func() bool {
+		select {
+		case <-o.Stop:
+			return true
+		default:
+			return false
+		}
+	}
+	f := make([]float64, s.states)
+	feasible, done := s.feasible(f, lo, stopped)
+	if !done || feasible {
+		return lo, done
+	}
+	base := lo
+	for it := 0; it < 40 && hi-lo > 1e-7*hi; it++ {
+		mid := lo + (hi-lo)/2
+		fe, done := s.feasible(f, mid, stopped)
+		if !done {
+			break
+		}
+		if fe {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	// lo was decided infeasible in floating point: keep a margin for the rounding of the
+	// deadlines and completions (sums of a few hundred terms).
+	return math.Max(base, lo*(1-1e-12)), true
 }
 
 // feasible decides whether a sequence of offloads meets every demand with T = D (f is
