@@ -97,7 +97,8 @@ func actStrategyRun(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOp
 // 3.5–5 s at 2–3.5 GiB), and certify runs them at one budget on any chain.
 const ActSweepDPStages = 200
 
-// ActBounds returns 001 Prop. 3, the fractional relaxation and, with withDP, the interruptible
+// ActBounds returns 001 Prop. 3, the fractional relaxation, the whole-transfer windows, their
+// staircase (where its table is within reach) and, with withDP, the interruptible
 // relaxation (DYNPROG with sizes rounded down to 500 slots; never below the fractional one)
 // under o's memory limit and Stop channel.
 func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
@@ -109,6 +110,16 @@ func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
 	bounds := []Bound{
 		{Name: "001 Prop. 3", Kind: Relaxation, Value: p.Prop3(), Note: "max(Σu, 2(M_peak − M_GPU)/β)"},
 		{Name: "fractional relaxation", Kind: Relaxation, Value: frac, Note: "001 §4, fluid form (instances/actoffload)"},
+	}
+	if w := p.WholeTransfers(); math.IsInf(w, 1) {
+		bounds = append(bounds, Bound{Name: "whole-transfer windows", Kind: Relaxation, Infeasible: true,
+			Note: "some operation needs more bytes away than all the activations of its window hold"})
+	} else {
+		bounds = append(bounds, Bound{Name: "whole-transfer windows", Kind: Relaxation, Value: w,
+			Note: "max_k Head[k] + Tail[k]: whole transfers on one link before and after each operation (instances/actoffload.WholeWindows)"})
+	}
+	if st := ActStaircase(p, o.Stop); st != nil {
+		bounds = append(bounds, *st)
 	}
 	if !withDP {
 		return bounds, nil
@@ -124,6 +135,22 @@ func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
 		b.Value, b.Infeasible = 0, true
 	}
 	return append(bounds, b), nil
+}
+
+// ActStaircase is the staircase of the whole-transfer windows (Problem.Staircase) searched up
+// to Σu + 2Σ|x|/β, nil where its table is out of reach or it was stopped before any decision.
+func ActStaircase(p *act.Problem, stop <-chan struct{}) *Bound {
+	var all int64
+	for _, x := range p.X {
+		all += x
+	}
+	start := time.Now()
+	v, ok := p.Staircase(act.StaircaseOptions{Upper: p.Compute() + 2*float64(all)/p.Beta, Stop: stop})
+	if !ok || math.IsInf(v, 1) {
+		return nil // the windows' own bound says infeasible
+	}
+	return &Bound{Name: "whole-transfer staircase", Kind: Relaxation, Value: v, Seconds: time.Since(start).Seconds(),
+		Note: "one link meets every tight operation's need with whole offloads by its deadline T − Tail[k] (instances/actoffload.Staircase)"}
 }
 
 // Run computes every strategy and bound.
@@ -184,6 +211,9 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 	}
 	if in.TimeLimit > 0 {
 		deadline := t0.Add(in.TimeLimit)
+		if r := actLocal(ctx, in, p, &lr, best, lb); r != nil {
+			best, bestName = r, "local"
+		}
 		if b, r := actEventBound(ctx, in, p, &lr, best, lb, deadline); b > lb {
 			lb = b
 			if r != nil {
@@ -193,6 +223,37 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 		actMILP(ctx, in, p, &lr, best, bestName, lb, deadline)
 	}
 	return lr, nil
+}
+
+// actLocalShare is the share of the time limit the local search gets (heur.LocalSearch, at
+// most actLocalEvals schedules): seconds where the exact searches cannot finish, and a better
+// incumbent prunes them where they can.
+const (
+	actLocalShare = 0.1
+	actLocalEvals = 200_000
+)
+
+// actLocal improves the best verified schedule by local search over link orders; a shorter
+// schedule is the row "local" (validated by verify/timed) and is returned, else nil.
+func actLocal(ctx context.Context, in Input, p *act.Problem, lr *LeverReport, best *heur.Result, lb float64) *heur.Result {
+	if best == nil || !best.Feasible || best.Report.Makespan <= lb*(1+1e-9) {
+		return nil
+	}
+	c, cancel := context.WithTimeout(ctx, time.Duration(actLocalShare*float64(in.TimeLimit)))
+	defer cancel()
+	start := time.Now()
+	r, err := heur.LocalSearch(p, best, heur.LocalOptions{Seed: 1, MaxEvals: actLocalEvals, Stop: c.Done()})
+	if err != nil {
+		lr.Notes = append(lr.Notes, fmt.Sprintf("local search: %v", err))
+		return nil
+	}
+	if r == best || r.Report.Makespan >= best.Report.Makespan {
+		return nil
+	}
+	lr.Rows = append(lr.Rows, Row{Strategy: "local", Feasible: true, Verified: true, Makespan: r.Report.Makespan,
+		Peak: r.Report.Peak, Seconds: time.Since(start).Seconds(),
+		Note: "local search over link orders from the best schedule (heuristics/actoffload.LocalSearch; validated by verify/timed)"})
+	return r
 }
 
 // skipActEventSearch leaves the event search out (set by the tests of the MILP's path only).
@@ -225,6 +286,9 @@ func actEventBound(ctx context.Context, in Input, p *act.Problem, lr *LeverRepor
 		left := time.Until(deadline)
 		if left < time.Second/2 {
 			break
+		}
+		if gap > 0 && incumbent <= lb*(1+gap) {
+			continue // already proven within the gap (the staircase, say): go for the optimum
 		}
 		frac := 0.5 // the gap search: the MILP rarely closes what it leaves open
 		if gap == 0 {

@@ -103,7 +103,7 @@ func TestActZooTable(t *testing.T) {
 			before.Rows, before.Bounds = nil, nil
 			var milpB *Bound
 			for _, r := range lr.Rows {
-				if r.Strategy != "milp" && r.Strategy != "events" {
+				if r.Strategy != "milp" && r.Strategy != "events" && r.Strategy != "local" {
 					before.Rows = append(before.Rows, r)
 				}
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/actmilp"
 	"github.com/memsched/memsched/milp/combinedlb"
+	"github.com/memsched/memsched/report"
 	"github.com/memsched/memsched/schedule"
 )
 
@@ -40,6 +41,8 @@ type ActOptions struct {
 	// interruptible caches the DP bound (seconds of DP on long chains) between the bounds
 	// computed before the MILP and those printed after it.
 	interruptible *float64
+	// staircase caches Problem.Staircase likewise (NaN: out of reach).
+	staircase *float64
 }
 
 // actAlgos are the strategies of the registry (lever/actoffload) and the exact MILP
@@ -88,10 +91,13 @@ func (x *infJSON) UnmarshalJSON(b []byte) error {
 // ActBounds are the certified lower bounds, weakest first (SPEC §2, §5); null (+Inf) when
 // even the relaxation has no schedule.
 type ActBounds struct {
-	Prop3         infJSON  `json:"prop3"`
-	Fractional    infJSON  `json:"fractional"`
-	Interruptible infJSON  `json:"interruptible"`
-	Exact         *float64 `json:"exact,omitempty"`
+	Prop3         infJSON `json:"prop3"`
+	Fractional    infJSON `json:"fractional"`
+	Interruptible infJSON `json:"interruptible"`
+	Whole         infJSON `json:"whole"`
+	// Staircase is Problem.Staircase (absent where its table is out of reach).
+	Staircase *float64 `json:"staircase,omitempty"`
+	Exact     *float64 `json:"exact,omitempty"`
 	// MILP is the exact MILP's proven bound (milp/actmilp), with the solve's status and the
 	// relative gap to the best verified schedule; absent when the MILP did not run.
 	MILP       *float64 `json:"milp,omitempty"`
@@ -157,7 +163,20 @@ func actBounds(p *act.Problem, o *ActOptions, exact *hact.EventResult, mi *actmi
 		"prop3":         "001 Prop. 3 (factor 2): all compute, and M_peak − M_GPU bytes out and back on one link",
 		"fractional":    "optimum of the fluid fractional relaxation (001 §4, Thm 2), a relaxation of Problem 1",
 		"interruptible": "DYNPROG optimum with sizes rounded down: a relaxation of Problem 2 (interruptible transfers, 001 §5), max with fractional",
+		"whole":         "max over operations of Head + Tail with whole transfers on one link before and after each (instances/actoffload.WholeWindows)",
 	}}
+	b.Whole = infJSON(p.WholeTransfers())
+	if o.staircase == nil {
+		v := math.NaN()
+		if st := report.ActStaircase(p, nil); st != nil {
+			v = st.Value
+		}
+		o.staircase = &v
+	}
+	if v := *o.staircase; !math.IsNaN(v) {
+		b.Staircase = &v
+		b.CertifiedBy["staircase"] = "one link meets every tight operation's need with whole offloads by T − Tail[k] (instances/actoffload.Staircase)"
+	}
 	if o.interruptible == nil {
 		ib, err := dp.InterruptibleBound(p, o.dpOptions())
 		if err != nil {
@@ -167,7 +186,10 @@ func actBounds(p *act.Problem, o *ActOptions, exact *hact.EventResult, mi *actmi
 	}
 	ib := *o.interruptible
 	b.Interruptible = infJSON(ib)
-	b.Best = infJSON(math.Max(p.Prop3(), math.Max(p.Fractional(), ib)))
+	b.Best = infJSON(math.Max(math.Max(p.Prop3(), float64(b.Whole)), math.Max(p.Fractional(), ib)))
+	if b.Staircase != nil {
+		b.Best = infJSON(math.Max(float64(b.Best), *b.Staircase))
+	}
 	if exact != nil && !math.IsInf(exact.Bound, 1) {
 		v := exact.Bound
 		b.Exact = &v
@@ -412,6 +434,10 @@ func printActBounds(w *tabwriter.Writer, b ActBounds) {
 	fmt.Fprintf(w, "bound prop3\t%s\t%s\n", fmtTime(float64(b.Prop3)), b.CertifiedBy["prop3"])
 	fmt.Fprintf(w, "bound fractional\t%s\t%s\n", fmtTime(float64(b.Fractional)), b.CertifiedBy["fractional"])
 	fmt.Fprintf(w, "bound interruptible\t%s\t%s\n", fmtTime(float64(b.Interruptible)), b.CertifiedBy["interruptible"])
+	fmt.Fprintf(w, "bound whole\t%s\t%s\n", fmtTime(float64(b.Whole)), b.CertifiedBy["whole"])
+	if b.Staircase != nil {
+		fmt.Fprintf(w, "bound staircase\t%s\t%s\n", fmtTime(*b.Staircase), b.CertifiedBy["staircase"])
+	}
 	if b.Exact != nil {
 		fmt.Fprintf(w, "optimum (exact)\t%s\t%s\n", fmtTime(*b.Exact), b.CertifiedBy["exact"])
 	}

@@ -66,6 +66,7 @@ func TestOffloadActCLI(t *testing.T) {
 	code, out, _ = run(t, "offload-act", "--chain", path, "--mem", "40B", "--bandwidth", "20B/s", "--algo", "greedy")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "bound fractional")
+	assert.Contains(t, out, "bound whole")
 	assert.True(t, strings.Contains(out, "greedy"))
 }
 
@@ -99,6 +100,16 @@ func TestOffloadActCLIErrors(t *testing.T) {
 	code, out, _ = run(t, "bound", "--problem", "act-offload", "--chain", path, "--mem", "10B", "--bandwidth", "5B/s", "--exact", "--json")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, `"interruptible": 2`)
+	// The whole-transfer windows are printed too, and stay below the optimum T = 2.
+	var rep struct {
+		LowerBounds struct {
+			Whole *float64 `json:"whole"`
+		} `json:"lower_bounds"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.NotNil(t, rep.LowerBounds.Whole)
+	assert.LessOrEqual(t, *rep.LowerBounds.Whole, 2.0)
+	assert.Greater(t, *rep.LowerBounds.Whole, 0.0)
 }
 
 // The exact MILP through the CLI on the 3-partition yes-instance: --algo milp reaches the

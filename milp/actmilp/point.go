@@ -23,10 +23,44 @@ func (f *Formulation) Clean(s *schedule.Timed) (*schedule.Timed, error) {
 			out.Transfers = append(out.Transfers, t)
 		}
 	}
+	canonical(f.Problem.X, out.Transfers)
 	if _, err := timed.Check(f.Problem, out); err != nil {
 		return nil, fmt.Errorf("actmilp: the schedule without its non-candidate transfers: %w", err)
 	}
 	return out, nil
+}
+
+// canonical applies the exchange behind symmetryRows until none applies: for x_i, x_j of equal
+// size, i < j, whose offload of x_j starts before that of x_i while x_j's prefetch does not,
+// the two offloads trade slots (x_i, produced earlier, takes the earlier one). The operations'
+// times do not change and the schedule stays valid (docs/act-offload.md, "Order of
+// transfers"); each exchange removes an inversion, so it ends — with a schedule that satisfies
+// every symmetry row (a local search or any order-agnostic heuristic may produce one that
+// does not).
+func canonical(x []int64, tr []schedule.ActTransfer) {
+	pre := map[int]float64{}
+	for _, t := range tr {
+		if t.Kind == schedule.Prefetch {
+			pre[t.Index] = t.Start
+		}
+	}
+	for swapped := true; swapped; {
+		swapped = false
+		for a := range tr {
+			for b := range tr {
+				ta, tb := tr[a], tr[b] // ta: O(j), tb: O(i)
+				if ta.Kind != schedule.Offload || tb.Kind != schedule.Offload || tb.Index >= ta.Index ||
+					x[ta.Index] != x[tb.Index] || !(ta.Start < tb.Start) {
+					continue
+				}
+				if p, ok := pre[ta.Index]; ok && p < tb.Start {
+					continue
+				}
+				tr[a].Index, tr[b].Index = tb.Index, ta.Index
+				swapped = true
+			}
+		}
+	}
 }
 
 // Point converts a validated schedule (cleaned of non-candidate transfers, see Clean) into a
