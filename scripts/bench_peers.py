@@ -157,10 +157,13 @@ def main():
             for pct in [int(p) for p in o.budgets.split(",")]:
                 budget = lo + (hi - lo) * pct // 100
                 args = ["remat", "--chain", path, "--algo", "persistent", "--slots", str(slots), "--mem", str(budget)]
-                ms, ms_t = memsched_json(o.memsched, *args)
                 base = ""
-                if o.baseline:
+                if o.baseline and points % 2:  # alternately first, so that neither gains from order
                     bs, bs_t = memsched_json(o.baseline, *args)
+                ms, ms_t = memsched_json(o.memsched, *args)
+                if o.baseline and not points % 2:
+                    bs, bs_t = memsched_json(o.baseline, *args)
+                if o.baseline:
                     if bs.get("sequence") != ms.get("sequence") or bs.get("makespan") != ms.get("makespan"):
                         print(f"note: the baseline's answer differs from memsched's at {pct}% and {slots} slots", file=sys.stderr)
                 q = ms.get("slot_size") or max(1, -(-budget // slots))
