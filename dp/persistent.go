@@ -99,6 +99,13 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 			k++
 		}
 	}
+	// Every page of the table is first touched here, by one thread before the fill (the
+	// fill's two workers first touching them in turn measured 0.3 s more system time with
+	// huge pages at 500 slots).
+	inf := math.Inf(1)
+	for i := range p.val {
+		p.val[i] = inf
+	}
 	// Order: blocks of colBlock(m) columns t ascending, then s descending (blockWavefront).
 	// Row (s, t) needs (s', t) for s' > s, filled just before and still in cache, and
 	// (s, s'−1) for s' ≤ t, contiguous in memory; fillRows reads each of the latter that lies
@@ -236,28 +243,20 @@ func (p *Persistent) start(s, t int) {
 	sc := p.sc
 	out := p.slice(p.rowOf(s, t))
 	mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
-	// The row is written whole here, +∞ where the candidate does not fit: the table is not
-	// set to +∞ beforehand, so that its pages are first touched by the workers of the fill.
-	from := p.m + 1
-	switch {
-	case s == t:
-		from = min(mAll, from)
-		for m := from; m <= p.m; m++ {
+	if s == t {
+		for m := mAll; m <= p.m; m++ {
 			out[m] = sc.uf[s] + sc.ub[s]
 		}
-	case !p.adjoint:
+		return
+	}
+	if !p.adjoint {
 		sub := p.rowOf(s+1, t)
 		off := sc.abar[s]
 		in := p.slice(sub)
 		base := sc.uf[s] + sc.ub[s]
-		from = min(max(mAll, int(p.minOK[sub])+off), from)
-		for m := from; m <= p.m; m++ {
+		for m := max(mAll, int(p.minOK[sub])+off); m <= p.m; m++ {
 			out[m] = base + in[m-off]
 		}
-	}
-	inf := math.Inf(1)
-	for m := range out[:from] {
-		out[m] = inf
 	}
 }
 
