@@ -88,7 +88,6 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	w := m + 1
 	p.row = make([]int32, n*n)
 	p.val = make([]float64, rows*w)
-	adviseHuge(p.val)
 	p.minOK = make([]int32, rows)
 	p.nBlocks = m/pruneBlock + 1
 	p.ends = make([]float64, rows*p.nBlocks)
@@ -98,13 +97,6 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 			p.row[(s-1)*n+(t-1)] = k
 			k++
 		}
-	}
-	// Every page of the table is first touched here, by one thread before the fill (the
-	// fill's two workers first touching them in turn measured 0.3 s more system time with
-	// huge pages at 500 slots).
-	inf := math.Inf(1)
-	for i := range p.val {
-		p.val[i] = inf
 	}
 	// Order: blocks of colBlock(m) columns t ascending, then s descending (blockWavefront).
 	// Row (s, t) needs (s', t) for s' > s, filled just before and still in cache, and
@@ -243,20 +235,28 @@ func (p *Persistent) start(s, t int) {
 	sc := p.sc
 	out := p.slice(p.rowOf(s, t))
 	mAll := max(sc.d[t]+sc.abar[s]+sc.of[s], sc.d[s]+sc.abar[s]+sc.d[s-1]+sc.ob[s])
-	if s == t {
-		for m := mAll; m <= p.m; m++ {
+	// The row is written whole here, +∞ where the candidate does not fit: the table is not
+	// set to +∞ beforehand, so that its pages are first touched by the workers of the fill.
+	from := p.m + 1
+	switch {
+	case s == t:
+		from = min(mAll, from)
+		for m := from; m <= p.m; m++ {
 			out[m] = sc.uf[s] + sc.ub[s]
 		}
-		return
-	}
-	if !p.adjoint {
+	case !p.adjoint:
 		sub := p.rowOf(s+1, t)
 		off := sc.abar[s]
 		in := p.slice(sub)
 		base := sc.uf[s] + sc.ub[s]
-		for m := max(mAll, int(p.minOK[sub])+off); m <= p.m; m++ {
+		from = min(max(mAll, int(p.minOK[sub])+off), from)
+		for m := from; m <= p.m; m++ {
 			out[m] = base + in[m-off]
 		}
+	}
+	inf := math.Inf(1)
+	for m := range out[:from] {
+		out[m] = inf
 	}
 }
 
