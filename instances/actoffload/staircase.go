@@ -12,6 +12,10 @@ const DefaultStaircaseStates = 1 << 22
 // states × (demands + sizes): about a second for the whole search on two cores.
 const DefaultStaircaseWork = 1 << 25
 
+// staircaseReverseWork caps the steps of the backward passes from every tight operation
+// (binary searches of up to 40 decisions each); beyond it only the largest need's runs.
+const staircaseReverseWork = 1 << 36
+
 // StaircaseOptions configure Staircase.
 type StaircaseOptions struct {
 	// Upper is the makespan of a verified schedule: the bound is sought below it (required).
@@ -21,6 +25,8 @@ type StaircaseOptions struct {
 	MaxStates, MaxWork int
 	// Stop, when closed, stops the search; what was proven so far is returned.
 	Stop <-chan struct{}
+	// Quick runs the backward pass from the largest need only (see Staircase).
+	Quick bool
 }
 
 // Staircase returns a certified lower bound on the makespan of every Problem 1 schedule that
@@ -86,25 +92,44 @@ func (p *Problem) Staircase(o StaircaseOptions) (bound float64, ok bool) {
 	if peak < 0 {
 		return lb, true // nothing needs to move
 	}
-	var rev []stairDemand
-	var comp float64
-	for k := peak; k < 2*n; k++ {
-		comp += u(k)
-		if need(k) > 0 {
-			rev = append(rev, stairDemand{need(k), comp, last(k)})
+	// Then from every other tight operation, last first (each pass's tails are the next one's
+	// releases), where the whole takes at most staircaseReverseWork steps: a little more
+	// (ResNet-152 at 50 %: 401.79 → 402.33 ms) for about six times the time.
+	peaks := []int{peak}
+	var tight []int
+	for k := 2*n - 1; k >= 0; k-- {
+		if need(k) > 0 && k != peak {
+			tight = append(tight, k)
 		}
 	}
-	b := newStaircase(p, func(j int) float64 { return tail[2*n-1-j] }, rev)
-	if t, ok := b.search(tail[peak], o.Upper-head[peak], o); !ok {
-		return lb, false
-	} else if t > tail[peak] {
-		tail = append([]float64(nil), tail...)
-		tail[peak] = t
-		for k := peak - 1; k >= 0; k-- {
-			tail[k] = math.Max(tail[k], tail[k+1]+u(k))
+	tail = append([]float64(nil), tail...)
+	for x := 0; x < len(peaks); x++ {
+		peak := peaks[x]
+		var rev []stairDemand
+		var comp float64
+		for k := peak; k < 2*n; k++ {
+			comp += u(k)
+			if need(k) > 0 {
+				rev = append(rev, stairDemand{need(k), comp, last(k)})
+			}
 		}
-		for k := range head {
-			lb = math.Max(lb, head[k]+tail[k])
+		b := newStaircase(p, func(j int) float64 { return tail[2*n-1-j] }, rev)
+		if x == 0 && !o.Quick && b.states > 0 && float64(b.states)*float64(len(b.need)+b.classes)*float64(len(tight)+1)*40 <= staircaseReverseWork {
+			peaks = append(peaks, tight...)
+		}
+		if t, ok := b.search(tail[peak], o.Upper-head[peak], o); !ok {
+			if x > 0 {
+				break // the first pass's tails stand
+			}
+			return lb, false
+		} else if t > tail[peak] {
+			tail[peak] = t
+			for k := peak - 1; k >= 0; k-- {
+				tail[k] = math.Max(tail[k], tail[k+1]+u(k))
+			}
+			for k := range head {
+				lb = math.Max(lb, head[k]+tail[k])
+			}
 		}
 	}
 	// Forward: the offloads meet every need by D − Tail[k], each released when F_{j−1} ends.

@@ -168,7 +168,7 @@ func actBounds(p *act.Problem, o *ActOptions, exact *hact.EventResult, mi *actmi
 	b.Whole = infJSON(p.WholeTransfers())
 	if o.staircase == nil {
 		v := math.NaN()
-		if st := report.ActStaircase(p, nil); st != nil {
+		if st := report.ActStaircase(p, 0, false, nil); st != nil {
 			v = st.Value
 		}
 		o.staircase = &v
