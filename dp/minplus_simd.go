@@ -25,7 +25,8 @@ func MinPlusKernel() string {
 //
 // Eight budgets per iteration through unsafe pointers (the lengths are checked once, below):
 // the loop is then the loads, additions, minima and stores alone, without bounds checks or
-// index arithmetic, which halved its cost on blocks in L1.
+// index arithmetic: 10–30 % less time on runs of 32–96 budgets in L1, about even from L2 or
+// memory (where the fill's runs mostly come from).
 func minPlus(pre float64, a, b, out []float64) {
 	n := len(a)
 	if n < 4 || !hasAVX2 {
