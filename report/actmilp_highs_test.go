@@ -68,7 +68,7 @@ func forActGaps(t *testing.T, f func(*testing.T, *act.Problem, float64)) {
 			lb = math.Max(lb, b.Value)
 		}
 		if st == heur.Optimal && e.Feasible {
-			if b := ActStaircase(p, e.Makespan(), false, nil); b != nil {
+			if b, _ := ActStaircase(p, e.Makespan(), false, nil); b != nil {
 				lb = math.Max(lb, b.Value) // with every backward pass, as certify runs it
 			}
 		}

@@ -118,7 +118,7 @@ func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
 		bounds = append(bounds, Bound{Name: "whole-transfer windows", Kind: Relaxation, Value: w,
 			Note: "max_k Head[k] + Tail[k]: whole transfers on one link before and after each operation (instances/actoffload.WholeWindows)"})
 	}
-	if st := ActStaircase(p, 0, true, o.Stop); st != nil {
+	if st, _ := ActStaircase(p, 0, true, o.Stop); st != nil {
 		bounds = append(bounds, *st)
 	}
 	if !withDP {
@@ -138,9 +138,9 @@ func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
 }
 
 // ActStaircase is the staircase of the whole-transfer windows (Problem.Staircase) searched up
-// to upper (0: Σu + 2Σ|x|/β), quick or not, nil where its table is out of reach or it was
-// stopped before any decision.
-func ActStaircase(p *act.Problem, upper float64, quick bool, stop <-chan struct{}) *Bound {
+// to upper (0: Σu + 2Σ|x|/β), quick or not, with the tails it raised (for the event search's
+// node bounds); nil where its table is out of reach or it was stopped before any decision.
+func ActStaircase(p *act.Problem, upper float64, quick bool, stop <-chan struct{}) (*Bound, []float64) {
 	if upper <= 0 {
 		var all int64
 		for _, x := range p.X {
@@ -149,12 +149,12 @@ func ActStaircase(p *act.Problem, upper float64, quick bool, stop <-chan struct{
 		upper = p.Compute() + 2*float64(all)/p.Beta
 	}
 	start := time.Now()
-	v, ok := p.Staircase(act.StaircaseOptions{Upper: upper, Stop: stop, Quick: quick})
+	tails, v, ok := p.StaircaseTails(act.StaircaseOptions{Upper: upper, Stop: stop, Quick: quick})
 	if !ok || math.IsInf(v, 1) {
-		return nil // the windows' own bound says infeasible
+		return nil, nil // the windows' own bound says infeasible
 	}
 	return &Bound{Name: "whole-transfer staircase", Kind: Relaxation, Value: v, Seconds: time.Since(start).Seconds(),
-		Note: "one link meets every tight operation's need with whole offloads by its deadline T − Tail[k] (instances/actoffload.Staircase)"}
+		Note: "one link meets every tight operation's need with whole offloads by its deadline T − Tail[k] (instances/actoffload.Staircase)"}, tails
 }
 
 // Run computes every strategy and bound.
@@ -213,9 +213,13 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 			best, bestName = r, st.Name
 		}
 	}
+	var tails []float64
 	if best != nil && best.Feasible && best.Report.Makespan > lb*(1+1e-9) {
-		// The staircase with every backward pass (ActBounds ran the quick one).
-		if st := ActStaircase(p, best.Report.Makespan, false, ctx.Done()); st != nil && st.Value > lb {
+		// The staircase with every backward pass (ActBounds ran the quick one); its tails
+		// strengthen the event search's node bounds.
+		st, t := ActStaircase(p, best.Report.Makespan, false, ctx.Done())
+		tails = t
+		if st != nil && st.Value > lb {
 			st.Name += " (every backward pass)"
 			if addBound(&lr, *st, "the staircase") {
 				lb = st.Value
@@ -227,7 +231,7 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 		if r := actLocal(ctx, in, p, &lr, best, lb); r != nil {
 			best, bestName = r, "local"
 		}
-		if b, r := actEventBound(ctx, in, p, &lr, best, lb, deadline); b > lb {
+		if b, r := actEventBound(ctx, in, p, &lr, best, lb, tails, deadline); b > lb {
 			lb = b
 			if r != nil {
 				best, bestName = r, "events"
@@ -283,7 +287,7 @@ const actEventGap = 0.009
 // (kind exhaustive search; exact when it ran without a gap); a schedule it finds below the
 // best is a row "events", validated by verify/timed. It returns the best bound it proved (0 if
 // none) and that schedule (nil if none).
-func actEventBound(ctx context.Context, in Input, p *act.Problem, lr *LeverReport, best *heur.Result, lb float64, deadline time.Time) (float64, *heur.Result) {
+func actEventBound(ctx context.Context, in Input, p *act.Problem, lr *LeverReport, best *heur.Result, lb float64, tails []float64, deadline time.Time) (float64, *heur.Result) {
 	if n := p.L() + 1; skipActEventSearch || n > heur.EventMaxOps || best == nil || !best.Feasible || best.Report.Makespan <= lb*(1+1e-9) {
 		return 0, nil
 	}
@@ -309,7 +313,7 @@ func actEventBound(ctx context.Context, in Input, p *act.Problem, lr *LeverRepor
 		}
 		c, cancel := context.WithTimeout(ctx, time.Duration(frac*float64(left)))
 		start := time.Now()
-		ev, err := heur.EventSearch(p, heur.EventOptions{Incumbent: incumbent, Gap: gap, Stop: c.Done(), MaxStates: states})
+		ev, err := heur.EventSearch(p, heur.EventOptions{Incumbent: incumbent, Gap: gap, Stop: c.Done(), MaxStates: states, Tail: tails})
 		cancel()
 		secs := time.Since(start).Seconds()
 		if err != nil {

@@ -25,6 +25,10 @@ type EventOptions struct {
 	// EventStatesWithin); past it, new states are not recorded (the search stays complete, only
 	// slower).
 	MaxStates int
+	// Tail, when it has one entry per compute operation, holds certified least times from the
+	// start of each operation to the end (e.g. Problem.StaircaseTails's), taken where above the
+	// whole-transfer windows' in the node bounds.
+	Tail []float64
 }
 
 // EventResult is the outcome of EventSearch.
@@ -193,6 +197,11 @@ func newEvents(p *act.Problem, o EventOptions) *events {
 	}
 	if _, tail, ok := p.WholeWindows(); ok {
 		e.tail = tail
+		if len(o.Tail) == len(tail) {
+			for k, t := range o.Tail {
+				tail[k] = math.Max(tail[k], t)
+			}
+		}
 	}
 	e.need0 = make([]int64, 2*n)
 	for i := 0; i < n; i++ {

@@ -53,10 +53,24 @@ type StaircaseOptions struct {
 // when the table would pass MaxStates or a decision MaxWork, or when stopped before the first
 // decision; stopped later, the best D proven infeasible so far is returned.
 func (p *Problem) Staircase(o StaircaseOptions) (bound float64, ok bool) {
+	_, bound, ok = p.StaircaseTails(o)
+	return bound, ok
+}
+
+// StaircaseTails is Staircase with the tails it ends with: WholeWindows' tails raised by the
+// backward passes — certified least times from the start of each operation to the end (nil
+// where the windows admit no schedule), stronger node bounds for the event search.
+func (p *Problem) StaircaseTails(o StaircaseOptions) (tail []float64, bound float64, ok bool) {
 	head, tail, wok := p.WholeWindows()
 	if !wok {
-		return math.Inf(1), true
+		return nil, math.Inf(1), true
 	}
+	bound, ok = p.staircase(head, tail, o)
+	return tail, bound, ok
+}
+
+// staircase computes Staircase from the whole-transfer windows, raising tail in place.
+func (p *Problem) staircase(head, tail []float64, o StaircaseOptions) (bound float64, ok bool) {
 	lb := 0.0
 	for k := range head {
 		lb = math.Max(lb, head[k]+tail[k])
@@ -102,7 +116,6 @@ func (p *Problem) Staircase(o StaircaseOptions) (bound float64, ok bool) {
 			tight = append(tight, k)
 		}
 	}
-	tail = append([]float64(nil), tail...)
 	for x := 0; x < len(peaks); x++ {
 		peak := peaks[x]
 		var rev []stairDemand

@@ -41,8 +41,23 @@ type ActOptions struct {
 	// interruptible caches the DP bound (seconds of DP on long chains) between the bounds
 	// computed before the MILP and those printed after it.
 	interruptible *float64
-	// staircase caches Problem.Staircase likewise (NaN: out of reach).
-	staircase *float64
+	// staircase caches Problem.Staircase likewise (NaN: out of reach), and stairTails the tails
+	// it raised (the event search's node bounds).
+	staircase  *float64
+	stairTails []float64
+}
+
+// stair computes (once) the staircase of the whole-transfer windows and its tails.
+func (o *ActOptions) stair(p *act.Problem) (float64, []float64) {
+	if o.staircase == nil {
+		v := math.NaN()
+		st, tails := report.ActStaircase(p, 0, false, nil)
+		if st != nil {
+			v = st.Value
+		}
+		o.staircase, o.stairTails = &v, tails
+	}
+	return *o.staircase, o.stairTails
 }
 
 // actAlgos are the strategies of the registry (lever/actoffload) and the exact MILP
@@ -166,14 +181,7 @@ func actBounds(p *act.Problem, o *ActOptions, exact *hact.EventResult, mi *actmi
 		"whole":         "max over operations of Head + Tail with whole transfers on one link before and after each (instances/actoffload.WholeWindows)",
 	}}
 	b.Whole = infJSON(p.WholeTransfers())
-	if o.staircase == nil {
-		v := math.NaN()
-		if st := report.ActStaircase(p, 0, false, nil); st != nil {
-			v = st.Value
-		}
-		o.staircase = &v
-	}
-	if v := *o.staircase; !math.IsNaN(v) {
+	if v, _ := o.stair(p); !math.IsNaN(v) {
 		b.Staircase = &v
 		b.CertifiedBy["staircase"] = "one link meets every tight operation's need with whole offloads by T − Tail[k] (instances/actoffload.Staircase)"
 	}
@@ -402,8 +410,9 @@ func runEventSearch(p *act.Problem, o *ActOptions, best *hact.Result) (*hact.Eve
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(limit*float64(time.Second)))
 	defer cancel()
+	_, tails := o.stair(p)
 	opt := hact.EventOptions{Stop: ctx.Done(), MaxNodes: 10 * o.MaxNodes,
-		MaxStates: hact.EventStatesWithin(o.maxMemory() / 2)}
+		MaxStates: hact.EventStatesWithin(o.maxMemory() / 2), Tail: tails}
 	if best != nil {
 		opt.Incumbent = best.Report.Makespan
 	}
