@@ -49,11 +49,13 @@ def _build(args):
     import torch
 
     from . import models
+    from .measure import deterministic
     from .plan import _shape
 
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ScheduleError("--device cuda but CUDA is not available")
+    deterministic(device)  # the gradients are compared bitwise with plain training
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.batch < 1:

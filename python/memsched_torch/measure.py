@@ -1,11 +1,13 @@
 """Predicted against measured: run a schedule several times from one state and report.
 
-Every run starts from the same parameters, buffers and RNG state: first plain training (the
-reference gradients), then one run under the StorageTracker (the measured peak, step by step),
-then `runs` timed runs without it (the measured time: their median). The gradients of every
-run are compared with the reference.
+Every run starts from the same parameters, buffers and RNG states (CPU and CUDA): first plain
+training (the reference gradients), then one run under the StorageTracker (the measured peak,
+step by step), on CUDA one run for the allocator's peak (AllocatorPeak), then `runs` timed runs
+without either (the measured time: their median). The gradients of every run are compared with
+the reference.
 """
 
+import os
 import statistics
 from dataclasses import dataclass, field
 
@@ -14,6 +16,33 @@ import torch
 from . import combined, offload, remat
 from .schedule import simulate
 from .tracker import StorageTracker
+
+
+def deterministic(device, warn_only=True):
+    """On CUDA, the settings under which an iteration gives the same gradients every time, so
+    that the executors' gradients can be compared bitwise with plain training's: cuDNN
+    deterministic and without benchmarking, torch.use_deterministic_algorithms, cuBLAS's
+    workspace config. warn_only (the default): AdaptiveAvgPool2d's backward and NLLLoss have no
+    CUDA kernel PyTorch calls deterministic, and would refuse to run otherwise (the comparison
+    says whether they were); but then SDPA's flash and memory-efficient backwards keep their
+    non-deterministic reductions, which only the strict mode (warn_only=False) replaces. Returns
+    a description for reports; nothing to do on CPU."""
+    if device.type != "cuda":
+        return {}
+    # cuBLAS reads it when it creates its handle: before the first matrix product.
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    torch.use_deterministic_algorithms(True, warn_only=warn_only)
+    # Deterministic mode also fills every torch.empty with NaN; nothing here reads memory it has
+    # not written, and the fills would add kernels (and host work for the pinned buffers) that
+    # the profile did not time.
+    torch.utils.deterministic.fill_uninitialized_memory = False
+    return {"cudnn_deterministic": True, "cudnn_benchmark": False,
+            "deterministic_algorithms": "warn_only" if warn_only else "strict",
+            "CUBLAS_WORKSPACE_CONFIG": os.environ["CUBLAS_WORKSPACE_CONFIG"],
+            "fill_uninitialized_memory": False, "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+            "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32}
 
 
 @dataclass
@@ -31,15 +60,67 @@ class Measurement:
     steps: list = field(default_factory=list)  # (label, predicted or None, measured)
     host_peak: int = 0
     transfers: list = field(default_factory=list)
-    allocator_peak: int = None  # CUDA: max_memory_allocated above the start, parameter gradients
-    # and the input's size taken out again (the allocator's view of the same quantity)
+    allocator_peak: int = None  # CUDA: the allocator's view of the same quantity (AllocatorPeak)
+    # CUDA: a second plain training against the first (the floor of any gradient comparison:
+    # kernels PyTorch runs non-deterministically differ from themselves)
+    reference_equal: bool = None
+    reference_max_rel: float = None
 
 
 def _run(net, x, state, rng, fn):
     net.load_state(state)
     net.zero_grad()
-    torch.set_rng_state(rng)
+    # The CUDA generator too: on a GPU dropout draws from it, and the reference run has moved it.
+    remat.set_rng(rng, x.device)
     return fn()
+
+
+def _block(n):
+    """Bytes the CUDA caching allocator takes for an n-byte tensor (it rounds to 512 B)."""
+    return (n + 511) // 512 * 512
+
+
+class AllocatorPeak:
+    """The CUDA allocator's view of what the tracker measures: torch.cuda.max_memory_allocated
+    above what was allocated before the iteration (parameters, buffers, the input, the reference
+    gradients), with the parameter gradients taken out as they appear and the input added back.
+
+    004 counts parameter gradients as allocated beforehand, but autograd allocates each one
+    during the backward. The peak is therefore read in segments: at every accumulation (a
+    post-accumulate-grad hook) the segment's peak minus the gradients accumulated before it is
+    taken, and the allocator's peak is reset. Gradients a backward node has produced but not yet
+    accumulated stay in its segment, so the result is an upper bound by at most one node's
+    parameter gradients; kernel workspaces (cuDNN, cuBLAS) are in it, as in any allocator view."""
+
+    def __init__(self, net, x):
+        self.device = x.device
+        self.params = [p for p in net.parameters() if p.requires_grad]
+        self.input = _block(x.untyped_storage().nbytes())
+        self.peak = None
+
+    def __enter__(self):
+        torch.cuda.synchronize(self.device)
+        self.base = torch.cuda.memory_allocated(self.device)
+        torch.cuda.reset_peak_memory_stats(self.device)
+        self.grads, self.peak = 0, 0
+        self.handles = [p.register_post_accumulate_grad_hook(self._accumulated) for p in self.params]
+        return self
+
+    def _segment(self):
+        self.peak = max(self.peak, torch.cuda.max_memory_allocated(self.device) - self.base - self.grads)
+
+    def _accumulated(self, p):
+        self._segment()
+        self.grads += _block(p.grad.untyped_storage().nbytes())
+        torch.cuda.reset_peak_memory_stats(self.device)  # the next segment starts at what is live now
+
+    def __exit__(self, *exc):
+        for h in self.handles:
+            h.remove()
+        torch.cuda.synchronize(self.device)
+        self._segment()
+        self.peak += self.input
+        return False
 
 
 def measure_remat(net, x, chain, ops, runs=3, free="model", predicted_peak=None, predicted_time=None):
@@ -76,9 +157,15 @@ def measure_combined(net, x, chain, sched, bandwidth=None, budget=None, runs=3, 
 
 def _measure(net, x, runs, run, predicted_peak, predicted_time, expected_forwards, predicted_steps):
     state = net.state()
-    rng = torch.get_rng_state()
+    rng = remat.get_rng(x.device)
+    cuda = x.device.type == "cuda"
     try:
         ref = _run(net, x, state, rng, lambda: remat.plain_training(net, x))
+        noise = None
+        if cuda:
+            again = _run(net, x, state, rng, lambda: remat.plain_training(net, x))
+            noise = remat.compare(ref, net, again.delta0)
+            del again
         tr = StorageTracker(x.device)
 
         def tracked():
@@ -89,30 +176,37 @@ def _measure(net, x, runs, run, predicted_peak, predicted_time, expected_forward
         cmp = remat.compare(ref, net, res.delta0)
         match, detail, rel = cmp.equal, cmp.detail, cmp.max_rel
         forwards = res.forwards[1:]
-        times = []
-        alloc = None
-        for i in range(max(runs, 1)):
-            cuda = x.device.type == "cuda"
-            if cuda and i == 0:
-                torch.cuda.synchronize(x.device)
-                torch.cuda.reset_peak_memory_stats(x.device)
-                base = torch.cuda.memory_allocated(x.device)
-            r = _run(net, x, state, rng, lambda: run(None))
-            if cuda and i == 0:
-                grads = sum(p.grad.untyped_storage().nbytes() for p in net.parameters() if p.grad is not None)
-                alloc = (torch.cuda.max_memory_allocated(x.device) - base - grads
-                         + x.untyped_storage().nbytes())
-            times.append(r.time)
+
+        def check(r):
+            # Right after the run: the next one overwrites the gradients.
+            nonlocal match, detail, rel
             c = remat.compare(ref, net, r.delta0)
             if not c.equal:
                 match = False
                 detail, rel = c.detail, max(rel, c.max_rel)
             if r.forwards[1:] != forwards:
                 raise remat.ExecutionError("forward counts differ between runs")
+
+        alloc = None
+        if cuda:
+            # A run of its own: its hooks and peak resets stay out of the timed runs.
+            ap = AllocatorPeak(net, x)
+
+            def allocated():
+                with ap:
+                    return run(None)
+
+            check(_run(net, x, state, rng, allocated))
+            alloc = ap.peak
+        times = []
+        for _ in range(max(runs, 1)):
+            r = _run(net, x, state, rng, lambda: run(None))
+            times.append(r.time)
+            check(r)
     finally:
         net.load_state(state)
         net.zero_grad()
-        torch.set_rng_state(rng)
+        remat.set_rng(rng, x.device)
     steps = []
     for i, (label, m) in enumerate(res.steps):
         steps.append((label, predicted_steps[i] if predicted_steps else None, m))
@@ -121,4 +215,6 @@ def _measure(net, x, runs, run, predicted_peak, predicted_time, expected_forward
                        measured_time=statistics.median(times), grads_match=match, grads_detail=detail,
                        max_rel_diff=rel, forwards=forwards, forwards_expected=list(expected_forwards),
                        peak_step=res.peak_step, steps=steps, host_peak=getattr(res, "host_peak", 0),
-                       transfers=getattr(res, "transfers", []))
+                       transfers=getattr(res, "transfers", []),
+                       reference_equal=noise.equal if noise else None,
+                       reference_max_rel=noise.max_rel if noise else None)

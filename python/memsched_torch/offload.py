@@ -26,6 +26,7 @@ Modes:
 """
 
 import json
+import statistics
 import time
 from dataclasses import dataclass, field
 
@@ -291,7 +292,10 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
                 if j in pre_end and pre_end[j] > now + EPS:
                     raise ExecutionError(f"{label}: the prefetch of x_{j} ends at {pre_end[j]:.6g} s, "
                                          f"after the operation starts ({now:.6g} s)")
-                if mode == "cuda":
+                if mode == "cuda" and o.backward:
+                    # B_j waits for its prefetches. A forward only reads x_j, which an offload
+                    # in flight only reads too: waiting for it would put the compute behind the
+                    # link, where 001 overlaps the offload of x_j with F_j.
                     link.wait(j)
             t0 = time.perf_counter()
             if o.backward:
@@ -344,3 +348,33 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
 def as_sequence(n):
     """The store-all sequence 001's operations run (every forward an F_all)."""
     return [Op("Fall", l) for l in range(1, n + 1)] + [Op("B", l) for l in range(n, 0, -1)]
+
+
+def measure_bandwidth(device, nbytes=256 * 2**20, small=4 * 2**20, reps=5):
+    """Copy rates of the link the "cuda" mode uses: pinned host memory to the device and back,
+    non_blocking on a side stream, timed by CUDA events; bytes/s, the median of `reps` copies
+    each way after one warm-up, for nbytes and for smaller copies (many ā^j storages are small,
+    and a copy has a fixed cost)."""
+    device = torch.device(device)
+    side = torch.cuda.Stream(device)
+
+    def rates(n):
+        host = torch.empty(n, dtype=torch.uint8, pin_memory=True)
+        dev = torch.empty(n, dtype=torch.uint8, device=device)
+        out = {}
+        for name, dst, src in (("h2d", dev, host), ("d2h", host, dev)):
+            ts = []
+            with torch.cuda.stream(side):
+                for r in range(reps + 1):
+                    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    e0.record(side)
+                    dst.copy_(src, non_blocking=True)
+                    e1.record(side)
+                    e1.synchronize()
+                    if r:
+                        ts.append(e0.elapsed_time(e1) / 1e3)
+            out[name] = n / statistics.median(ts)
+        return out
+
+    big = rates(nbytes)
+    return {"bytes": nbytes, "h2d": big["h2d"], "d2h": big["d2h"], "small": {"bytes": small, **rates(small)}}

@@ -8,7 +8,7 @@ import tempfile
 import torch
 
 from . import binary, models, offload
-from .measure import measure_combined, measure_offload, measure_remat
+from .measure import deterministic, measure_combined, measure_offload, measure_remat
 from .profile import describe, profile_net
 from .schedule import ScheduleError, fmt_bytes, format_sequence, parse_sequence, simulate
 
@@ -53,6 +53,7 @@ def run_plan(args):
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ScheduleError("--device cuda but CUDA is not available")
     exe = binary.find()  # before any work: a missing binary is the first thing to say
+    deterministic(device)  # the gradients are compared bitwise with plain training
     if args.threads:
         torch.set_num_threads(args.threads)
     net = models.build(model=args.model, sequential=args.sequential, image=args.image,

@@ -132,12 +132,18 @@ def memory_stage(mod, x, device):
         ob = tr.peak - base - dprev
         if cuda:
             torch.cuda.synchronize(device)
-            alloc["ob"] = torch.cuda.max_memory_allocated(device) - m0 - dprev
+            # Parameter gradients are allocated beforehand in 004's model (the tracker excludes
+            # them); the allocator saw them appear during the backward.
+            grads = sum((storage_bytes(p.grad) + 511) // 512 * 512 for p in params if p.grad is not None)
+            alloc["ob"] = torch.cuda.max_memory_allocated(device) - m0 - dprev - grads
         out = y.detach()
         del y, g, xi
     w = sum(storage_bytes(p) for p in params)
     st = {"a": a, "abar": max(abar, a), "delta": a, "of": max(of_plain, of_all, alloc.get("of", 0), 0),
-          "ob": max(ob, alloc.get("ob", 0), 0), "w": w}
+          "ob": max(ob, alloc.get("ob", 0), 0), "w": w,
+          # what the storage tracker alone saw (on CUDA o_f/o_b may be the allocator's, larger:
+          # kernel workspaces, which the tracker cannot see); not part of the chain format
+          "of_storages": max(of_plain, of_all, 0), "ob_storages": max(ob, 0)}
     return st, out
 
 

@@ -48,6 +48,23 @@ def _needs_grad(x):
     return x.is_floating_point() or x.is_complex()
 
 
+def get_rng(device):
+    """The RNG states an iteration on `device` draws from: the CPU generator's, and on a GPU the
+    device's too (dropout on CUDA draws from the CUDA generator, not the CPU one)."""
+    device = torch.device(device)
+    s = [torch.get_rng_state()]
+    if device.type == "cuda":
+        s.append(torch.cuda.get_rng_state(device))
+    return s
+
+
+def set_rng(state, device):
+    device = torch.device(device)
+    torch.set_rng_state(state[0])
+    if device.type == "cuda":
+        torch.cuda.set_rng_state(state[1], device)
+
+
 class _Forwarder:
     """Calls a stage's forward, counting calls, with RNG and buffers made replayable."""
 
@@ -71,16 +88,11 @@ class _Forwarder:
 
     def _get_rng(self):
         with self._untracked():
-            s = [torch.get_rng_state()]
-            if self.device.type == "cuda":
-                s.append(torch.cuda.get_rng_state(self.device))
-        return s
+            return get_rng(self.device)
 
     def _set_rng(self, s):
         with self._untracked():
-            torch.set_rng_state(s[0])
-            if self.device.type == "cuda":
-                torch.cuda.set_rng_state(s[1], self.device)
+            set_rng(s, self.device)
 
     def __call__(self, l, x, grad):
         mod = self.modules[l - 1]

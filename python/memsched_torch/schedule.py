@@ -34,6 +34,10 @@ class Stage:
     of: int = 0
     ob: int = 0
     w: int = 0
+    # o_f and o_b as the storage tracker measured them, when this process profiled the stage
+    # (None from a file): on CUDA the profile's o_f/o_b may be the allocator's, which is larger
+    of_storages: int = None
+    ob_storages: int = None
 
 
 @dataclass

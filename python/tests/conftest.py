@@ -1,5 +1,10 @@
 """Shared fixtures: one torch thread (steadier timings, fair on a shared machine), the memsched
-binary (MEMSCHED_BIN, bin/memsched, PATH, else built here with go), small profiled nets."""
+binary (MEMSCHED_BIN, bin/memsched, PATH, else built here with go), small profiled nets.
+
+MEMSCHED_TEST_DEVICE=cuda puts the profiled nets (and what runs on them: the remat, offloading
+and combined executors, the latter two in their "cuda" mode) on the GPU, with the deterministic
+settings of the fidelity run, so that the gradients are still compared bitwise and every step's
+memory still against its prediction. The default is the CPU (CI has no GPU)."""
 
 import json
 import os
@@ -10,8 +15,11 @@ import pytest
 import torch
 
 from memsched_torch import binary, models, profile
+from memsched_torch.measure import deterministic
 
 torch.set_num_threads(1)
+DEVICE = torch.device(os.environ.get("MEMSCHED_TEST_DEVICE") or "cpu")
+deterministic(DEVICE)  # before the first CUDA matrix product (CUBLAS_WORKSPACE_CONFIG)
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
@@ -38,8 +46,8 @@ class Profiled:
 
 
 def profiled(tmp_path_factory, name, batch, **kw):
-    net = models.build(name, **kw)
-    x = net.make_input(batch)
+    net = models.build(name, device=DEVICE, **kw)
+    x = net.make_input(batch, DEVICE)
     chain = profile.profile_net(net, x, runs=1)
     path = str(tmp_path_factory.mktemp(name) / f"{name}.json")
     with open(path, "w") as f:

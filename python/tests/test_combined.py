@@ -53,12 +53,12 @@ def results(p, memsched_bin, fractions=FRACTIONS):
 
 def run(p, sched, tracker=True):
     net, x = p.net, p.x
-    state, rng = net.state(), torch.get_rng_state()
+    state, rng = net.state(), remat.get_rng(x.device)
     ref = remat.plain_training(net, x)
     net.load_state(state)
     net.zero_grad()
-    torch.set_rng_state(rng)
-    tr = StorageTracker() if tracker else None
+    remat.set_rng(rng, x.device)
+    tr = StorageTracker(x.device) if tracker else None
     try:
         with tr if tr is not None else contextlib.nullcontext():
             res = combined.execute_combined(net, x, sched, p.chain, tracker=tr)
@@ -175,7 +175,7 @@ def test_cli_run(r18, memsched_bin, tmp_path, capsys):
     f = tmp_path / "c.json"
     f.write_text(text)
     common = ["run", "--model", "resnet18", "--batch", "2", "--image", "32", "--runs", "1", "--chain", p.path,
-              "--remat-offload", str(f)]
+              "--remat-offload", str(f), "--device", str(p.x.device.type)]
     assert main(common + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["grads_match"] and out["forwards"] == out["forwards_expected"]

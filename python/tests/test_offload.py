@@ -15,12 +15,12 @@ from memsched_torch.tracker import StorageTracker
 
 def run(p, timed, tracker=True):
     net, x = p.net, p.x
-    state, rng = net.state(), torch.get_rng_state()
+    state, rng = net.state(), remat.get_rng(x.device)
     ref = remat.plain_training(net, x)
     net.load_state(state)
     net.zero_grad()
-    torch.set_rng_state(rng)
-    tr = StorageTracker() if tracker else None
+    remat.set_rng(rng, x.device)
+    tr = StorageTracker(x.device) if tracker else None
     if tr is not None:
         with tr:
             res = offload.execute_offload(net, x, timed, p.chain, tracker=tr)

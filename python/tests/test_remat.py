@@ -22,12 +22,12 @@ def budgets(p, memsched_bin):
 
 def run_one(p, ops, free="model"):
     net, x = p.net, p.x
-    state, rng = net.state(), torch.get_rng_state()
+    state, rng = net.state(), remat.get_rng(x.device)
     ref = remat.plain_training(net, x)
     net.load_state(state)
     net.zero_grad()
-    torch.set_rng_state(rng)
-    tr = StorageTracker()
+    remat.set_rng(rng, x.device)
+    tr = StorageTracker(x.device)
     with tr:
         res = remat.execute(net, x, ops, chain=p.chain, tracker=tr, free=free)
     cmp = remat.compare(ref, net, res.delta0)
@@ -61,7 +61,11 @@ def check_algos(p, memsched_bin, algos):
             # one o_f serves F_ck/F_∅ and F_all alike; F_all needs less on top of ā).
             for op, pred, (label, meas) in zip(ops, sim.memory, res.steps):
                 if op.kind == "B":
-                    assert abs(meas - pred) <= 16, (algo, mem, label, pred, meas)
+                    # On CUDA o_b may be the allocator's (cuDNN workspaces), which the tracker
+                    # does not see: the measurement is then lower by that much, never higher.
+                    st = p.chain.stage(op.stage)
+                    unseen = st.ob - st.ob_storages if st.ob_storages is not None else 0
+                    assert pred - unseen - 16 <= meas <= pred + 16, (algo, mem, label, pred, meas, unseen)
                 else:
                     of = p.chain.stage(op.stage).of
                     assert pred - of - 16 <= meas <= pred + 16, (algo, mem, label, pred, meas, of)
