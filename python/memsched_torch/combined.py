@@ -505,13 +505,17 @@ def execute_combined(net, x, sched, chain, bandwidth=None, budget=None, mode=Non
                 else:  # consumed on the device before leaving: nothing to bring back
                     link.host_bytes -= sum(e[2] for e in link.host.pop(t))
 
-    with IterationTimer(device) as timer:
-        if tracker is not None:
-            tracker.count(x)
-            with tracker.parameter_gradients_excluded(list(net.parameters())):
+    try:
+        with IterationTimer(device) as timer:
+            if tracker is not None:
+                tracker.count(x)
+                with tracker.parameter_gradients_excluded(list(net.parameters())):
+                    run()
+            else:
                 run()
-        else:
-            run()
+    except BaseException:
+        link.restore()  # a^0 may be on the host
+        raise
     if ex.t != 0:
         raise ExecutionError(f"the schedule ended before δ^0 (current gradient δ^{ex.t})")
     res = CombinedResult(delta0=ex.delta, loss=ex.loss, forwards=ex.fw.counts, op_times=times, time=timer.seconds,

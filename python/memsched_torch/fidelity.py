@@ -112,7 +112,11 @@ HEADER = ("| model | lever | schedule | budget | forwards | predicted peak | mea
 
 
 def _row_text(label, batch, lever, sched, budget, hi, extra, m):
-    alloc = f"{mib(m.allocator_peak):.3f} MiB" if m.allocator_peak is not None else "—"
+    alloc = "—"
+    if m.allocator_peak is not None:
+        alloc = f"{mib(m.allocator_peak):.3f} MiB"
+        if m.allocator_peak_lower != m.allocator_peak:  # parameter gradients in flight: a range
+            alloc = f"{mib(m.allocator_peak_lower):.3f}–{alloc} ({m.allocator_peak_step})"
     return (f"| {label} b{batch} | {lever} | {sched} | {mib(budget):.2f} MiB ({budget / hi:.2f}) | +{extra} | "
             f"{mib(m.predicted_peak):.3f} MiB | {mib(m.measured_peak):.3f} MiB | {_pct(m.measured_peak, m.predicted_peak)} "
             f"| {alloc} | {_pct(m.allocator_peak, m.predicted_peak)} | {m.peak_step} | "
@@ -122,7 +126,10 @@ def _row_text(label, batch, lever, sched, budget, hi, extra, m):
 
 def _record(m):
     return {"predicted_peak": m.predicted_peak, "measured_peak": m.measured_peak,
-            "allocator_peak": m.allocator_peak, "predicted_time": m.predicted_time,
+            "allocator_peak": m.allocator_peak, "allocator_peak_lower": m.allocator_peak_lower,
+            "allocator_peak_step": m.allocator_peak_step,
+            "allocator_steps": [{"step": l, "upper": u, "lower": lo} for l, u, lo in m.allocator_steps],
+            "predicted_time": m.predicted_time,
             "measured_time": m.measured_time, "grads_match": m.grads_match, "grads_detail": m.grads_detail,
             "max_rel_diff": m.max_rel_diff, "reference_equal": m.reference_equal,
             "reference_max_rel": m.reference_max_rel, "forwards": m.forwards, "forwards_expected": m.forwards_expected,

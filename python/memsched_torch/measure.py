@@ -2,7 +2,7 @@
 
 Every run starts from the same parameters, buffers and RNG states (CPU and CUDA): first plain
 training (the reference gradients), then one run under the StorageTracker (the measured peak,
-step by step), on CUDA one run for the allocator's peak (AllocatorPeak), then `runs` timed runs
+step by step), on CUDA one run for the allocator's (tracker.AllocatorTracker), then `runs` timed runs
 without either (the measured time: their median). The gradients of every run are compared with
 the reference.
 """
@@ -15,7 +15,7 @@ import torch
 
 from . import combined, offload, remat
 from .schedule import simulate
-from .tracker import StorageTracker
+from .tracker import AllocatorTracker, StorageTracker
 
 
 def deterministic(device, warn_only=True):
@@ -60,7 +60,12 @@ class Measurement:
     steps: list = field(default_factory=list)  # (label, predicted or None, measured)
     host_peak: int = 0
     transfers: list = field(default_factory=list)
-    allocator_peak: int = None  # CUDA: the allocator's view of the same quantity (AllocatorPeak)
+    # CUDA: the allocator's view of the same quantity (tracker.AllocatorTracker): its peak (upper
+    # bound), the lower bound, and each step's (label, upper, lower)
+    allocator_peak: int = None
+    allocator_peak_lower: int = None
+    allocator_steps: list = field(default_factory=list)
+    allocator_peak_step: str = None
     # CUDA: a second plain training against the first (the floor of any gradient comparison:
     # kernels PyTorch runs non-deterministically differ from themselves)
     reference_equal: bool = None
@@ -73,54 +78,6 @@ def _run(net, x, state, rng, fn):
     # The CUDA generator too: on a GPU dropout draws from it, and the reference run has moved it.
     remat.set_rng(rng, x.device)
     return fn()
-
-
-def _block(n):
-    """Bytes the CUDA caching allocator takes for an n-byte tensor (it rounds to 512 B)."""
-    return (n + 511) // 512 * 512
-
-
-class AllocatorPeak:
-    """The CUDA allocator's view of what the tracker measures: torch.cuda.max_memory_allocated
-    above what was allocated before the iteration (parameters, buffers, the input, the reference
-    gradients), with the parameter gradients taken out as they appear and the input added back.
-
-    004 counts parameter gradients as allocated beforehand, but autograd allocates each one
-    during the backward. The peak is therefore read in segments: at every accumulation (a
-    post-accumulate-grad hook) the segment's peak minus the gradients accumulated before it is
-    taken, and the allocator's peak is reset. Gradients a backward node has produced but not yet
-    accumulated stay in its segment, so the result is an upper bound by at most one node's
-    parameter gradients; kernel workspaces (cuDNN, cuBLAS) are in it, as in any allocator view."""
-
-    def __init__(self, net, x):
-        self.device = x.device
-        self.params = [p for p in net.parameters() if p.requires_grad]
-        self.input = _block(x.untyped_storage().nbytes())
-        self.peak = None
-
-    def __enter__(self):
-        torch.cuda.synchronize(self.device)
-        self.base = torch.cuda.memory_allocated(self.device)
-        torch.cuda.reset_peak_memory_stats(self.device)
-        self.grads, self.peak = 0, 0
-        self.handles = [p.register_post_accumulate_grad_hook(self._accumulated) for p in self.params]
-        return self
-
-    def _segment(self):
-        self.peak = max(self.peak, torch.cuda.max_memory_allocated(self.device) - self.base - self.grads)
-
-    def _accumulated(self, p):
-        self._segment()
-        self.grads += _block(p.grad.untyped_storage().nbytes())
-        torch.cuda.reset_peak_memory_stats(self.device)  # the next segment starts at what is live now
-
-    def __exit__(self, *exc):
-        for h in self.handles:
-            h.remove()
-        torch.cuda.synchronize(self.device)
-        self._segment()
-        self.peak += self.input
-        return False
 
 
 def measure_remat(net, x, chain, ops, runs=3, free="model", predicted_peak=None, predicted_time=None):
@@ -187,17 +144,16 @@ def _measure(net, x, runs, run, predicted_peak, predicted_time, expected_forward
             if r.forwards[1:] != forwards:
                 raise remat.ExecutionError("forward counts differ between runs")
 
-        alloc = None
+        at = None
         if cuda:
             # A run of its own: its hooks and peak resets stay out of the timed runs.
-            ap = AllocatorPeak(net, x)
+            at = AllocatorTracker(x.device)
 
             def allocated():
-                with ap:
-                    return run(None)
+                with at:
+                    return run(at)
 
             check(_run(net, x, state, rng, allocated))
-            alloc = ap.peak
         times = []
         for _ in range(max(runs, 1)):
             r = _run(net, x, state, rng, lambda: run(None))
@@ -211,7 +167,11 @@ def _measure(net, x, runs, run, predicted_peak, predicted_time, expected_forward
     for i, (label, m) in enumerate(res.steps):
         steps.append((label, predicted_steps[i] if predicted_steps else None, m))
     peak = tr.peak
-    return Measurement(allocator_peak=alloc, predicted_peak=predicted_peak, measured_peak=peak, predicted_time=predicted_time,
+    alloc = {}
+    if at is not None:
+        alloc = dict(allocator_peak=at.peak, allocator_peak_lower=at.peak_lower, allocator_peak_step=at.peak_step,
+                     allocator_steps=[(l, u, lo) for (l, u), (_, lo) in zip(at.steps, at.steps_lower)])
+    return Measurement(**alloc, predicted_peak=predicted_peak, measured_peak=peak, predicted_time=predicted_time,
                        measured_time=statistics.median(times), grads_match=match, grads_detail=detail,
                        max_rel_diff=rel, forwards=forwards, forwards_expected=list(expected_forwards),
                        peak_step=res.peak_step, steps=steps, host_peak=getattr(res, "host_peak", 0),

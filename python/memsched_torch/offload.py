@@ -224,6 +224,18 @@ class _Link:
                     _bytes_view(st).copy_(host)
         self.host_bytes -= sum(e[2] for e in entries)
 
+    def restore(self):
+        """Bring back every storage still released (after a failed run: the input a^0 may be one
+        of them, and later runs would find it empty)."""
+        if self.mode == "cuda":
+            torch.cuda.synchronize(self.device)
+        for entries in self.host.values():
+            for st, host, n in entries:
+                if st.nbytes() == 0 and n > 0:
+                    st.resize_(n)
+                    _bytes_view(st).copy_(host)
+        self.host.clear()
+
     def wait(self, j):
         """The compute stream waits for the last copy of x_j."""
         ev = self.done.pop(j, None)
@@ -328,13 +340,17 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
                     out.discard(j)
                     released.discard(j)
 
-    with IterationTimer(device) as timer:
-        if tracker is not None:
-            tracker.count(x)
-            with tracker.parameter_gradients_excluded(list(net.parameters())):
+    try:
+        with IterationTimer(device) as timer:
+            if tracker is not None:
+                tracker.count(x)
+                with tracker.parameter_gradients_excluded(list(net.parameters())):
+                    run()
+            else:
                 run()
-        else:
-            run()
+    except BaseException:
+        link.restore()
+        raise
     total = timer.seconds
     if ex.t != 0:
         raise ExecutionError(f"the schedule ended before δ^0 (current gradient δ^{ex.t})")

@@ -20,9 +20,12 @@ These are exactly the quantities of memsched's memory accounting (SPEC §1: memo
 operation = everything stored + its outputs + its overhead), measured the same way as the
 executor measures a whole iteration, so a prediction and a measurement differ only where the
 model's assumptions do (docs/torch.md). On CUDA, o_f and o_b are the larger of that and the
-allocator's view (torch.cuda.max_memory_allocated, which includes cuDNN workspaces).
+allocator's view (torch.cuda.max_memory_allocated, which includes cuDNN workspaces; for o_b
+with parameter gradients out, tracker.AllocatorTracker's lower bound); `of_storages` and
+`ob_storages` keep what the tracker alone saw.
 """
 
+import contextlib
 import statistics
 import sys
 import time
@@ -30,7 +33,7 @@ import time
 import torch
 
 from .schedule import Chain, Stage
-from .tracker import StorageTracker
+from .tracker import AllocatorTracker, StorageTracker
 
 
 def storage_bytes(t):
@@ -122,20 +125,17 @@ def memory_stage(mod, x, device):
         g = torch.ones_like(y)
         base = tr.current
         tr.reset_peak()
-        if cuda:
-            torch.cuda.synchronize(device)
-            torch.cuda.reset_peak_memory_stats(device)
-            m0 = torch.cuda.memory_allocated(device)
-        if y.requires_grad:
-            torch.autograd.backward(y, g, retain_graph=True)
+        # On CUDA the allocator's view too, parameter gradients out as they accumulate: its lower
+        # bound, as 004 counts a gradient (allocated beforehand, so out from its allocation on).
+        at = AllocatorTracker(device) if cuda else None
+        with at or contextlib.nullcontext(), \
+                at.parameter_gradients_excluded(params) if at else contextlib.nullcontext():
+            if y.requires_grad:
+                torch.autograd.backward(y, g, retain_graph=True)
         dprev = storage_bytes(xi.grad) if xi.grad is not None else 0
         ob = tr.peak - base - dprev
         if cuda:
-            torch.cuda.synchronize(device)
-            # Parameter gradients are allocated beforehand in 004's model (the tracker excludes
-            # them); the allocator saw them appear during the backward.
-            grads = sum((storage_bytes(p.grad) + 511) // 512 * 512 for p in params if p.grad is not None)
-            alloc["ob"] = torch.cuda.max_memory_allocated(device) - m0 - dprev - grads
+            alloc["ob"] = at.peak_lower - dprev
         out = y.detach()
         del y, g, xi
     w = sum(storage_bytes(p) for p in params)

@@ -236,7 +236,10 @@ class Executor:
                 with _NewStorages() as new:
                     y = self.fw(l, xi, True)
                 skip = self._skip | {xi.untyped_storage()._cdata}
-                self.tapes[l] = [st for st in new.alive() if st._cdata not in skip]
+                # Device memory only: on CUDA the attention kernels save their RNG seed and
+                # offset as CPU tensors, which are no activation and cannot be moved to the host.
+                self.tapes[l] = [st for st in new.alive()
+                                 if st._cdata not in skip and st.device.type == self.device.type]
             else:
                 y = self.fw(l, xi, True)
             if l == self.n:

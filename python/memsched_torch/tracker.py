@@ -200,3 +200,109 @@ class StorageTracker(TorchDispatchMode):
                 self._track(st)
         self._update()
         return out
+
+
+def cuda_block(n):
+    """Bytes the CUDA caching allocator takes for an n-byte tensor (it rounds to 512 B)."""
+    return (n + 511) // 512 * 512
+
+
+class AllocatorTracker:
+    """The CUDA caching allocator's view of what StorageTracker counts, step by step:
+    torch.cuda.max_memory_allocated above what was allocated when it was entered, the tensors
+    given to `count` added (a^0, allocated before), parameter gradients taken out. It sees what
+    StorageTracker cannot (kernel workspaces: cuDNN, cuBLAS) and the allocator's 512-B rounding.
+
+    It stands in for a StorageTracker in the executors (step, count, untracked, refresh,
+    parameter_gradients_excluded, steps, peak, peak_step), so one run gives each step's peak.
+    The allocator's statistics follow the host's order of allocations and frees, which is the
+    schedule's: no synchronisation is needed to read them (a free marked with record_stream
+    counts as freed at once, its block is only kept from reuse).
+
+    Parameter gradients: 004 counts them as allocated beforehand, autograd allocates each in the
+    middle of a backward node. The peak is read in segments, one per gradient accumulation (a
+    post-accumulate-grad hook ends the segment and resets the allocator's peak). A segment's
+    `upper` takes out the gradients accumulated before it; its `lower` also those accumulated at
+    its end, which the node had already allocated but may not have at the segment's peak. The
+    exact value (every gradient out from its allocation on, as StorageTracker counts) lies
+    between; they differ by at most one node's parameter gradients (VGG's first classifier
+    layer: 392 MiB at batch 32)."""
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self._extra = 0
+        self._grads = 0
+        self._pre = ["", 0, 0]  # before the first step: label, upper, lower
+        self._marks = []  # [label, upper, lower] per step
+
+    def __enter__(self):
+        torch.cuda.synchronize(self.device)
+        self.base = torch.cuda.memory_allocated(self.device)
+        torch.cuda.reset_peak_memory_stats(self.device)
+        return self
+
+    def __exit__(self, *exc):
+        self._close(0)
+        return False
+
+    def _now(self):
+        return torch.cuda.memory_allocated(self.device) - self.base + self._extra - self._grads
+
+    def _close(self, new_grads):
+        m = torch.cuda.max_memory_allocated(self.device) - self.base + self._extra - self._grads
+        cur = self._marks[-1] if self._marks else self._pre
+        cur[1] = max(cur[1], m)
+        cur[2] = max(cur[2], m - new_grads)
+        self._grads += new_grads
+        torch.cuda.reset_peak_memory_stats(self.device)  # the next segment starts at what is live now
+
+    # --- what the executors call on a tracker ---
+
+    def count(self, *tensors):
+        self._close(0)
+        self._extra += sum(cuda_block(t.untyped_storage().nbytes()) for t in tensors
+                           if isinstance(t, torch.Tensor) and t.device.type == "cuda")
+
+    def step(self, label):
+        self._close(0)
+        now = self._now()
+        self._marks.append([label, now, now])
+
+    def untracked(self):
+        return contextlib.nullcontext()
+
+    def refresh(self, st):
+        pass
+
+    @contextlib.contextmanager
+    def parameter_gradients_excluded(self, params):
+        handles = [p.register_post_accumulate_grad_hook(
+            lambda p: self._close(cuda_block(p.grad.untyped_storage().nbytes())))
+            for p in params if p.requires_grad]
+        try:
+            yield
+        finally:
+            for h in handles:
+                h.remove()
+
+    @property
+    def steps(self):
+        """[(label, upper)] per step."""
+        return [(m[0], m[1]) for m in self._marks]
+
+    @property
+    def steps_lower(self):
+        return [(m[0], m[2]) for m in self._marks]
+
+    @property
+    def peak(self):
+        return max([self._pre[1]] + [m[1] for m in self._marks])
+
+    @property
+    def peak_lower(self):
+        return max([self._pre[2]] + [m[2] for m in self._marks])
+
+    @property
+    def peak_step(self):
+        p = self.peak
+        return next((m[0] for m in self._marks if m[1] == p), None)

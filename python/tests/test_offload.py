@@ -80,6 +80,17 @@ def test_order_is_enforced(resnet18, memsched_bin):
             t.start = b.start + 1e-3
     with pytest.raises(remat.ExecutionError, match=f"x_{j}"):
         run(resnet18, late, tracker=False)
+    # The same for x_0 = a^0, the input: what was on the host when the run failed is brought back
+    # (the input was left empty before, and every later run on it failed).
+    assert 0 in out["offloaded"]
+    late = copy.deepcopy(timed)
+    for t in late.transfers:
+        if t.kind == "prefetch" and t.index == 0:
+            t.start = late.ops[-1].start + 1e-3
+    with pytest.raises(remat.ExecutionError, match="x_0"):
+        run(resnet18, late, tracker=False)
+    x = resnet18.x
+    assert x.untyped_storage().nbytes() == x.numel() * x.element_size()
     # Structure: operations missing, a prefetch without offload, an unknown kind.
     bad = copy.deepcopy(timed)
     bad.ops = bad.ops[:-1]
