@@ -136,7 +136,10 @@ def run_plan(args):
                       "best_bound_by": rep.get("best_bound_by"), "optimal": rep.get("optimal")},
     }
     if m.allocator_peak is not None:
+        # the allocator's view (workspaces included), parameter gradients out: an upper and a
+        # lower bound (tracker.AllocatorTracker)
         report["allocator_peak"] = m.allocator_peak
+        report["allocator_peak_lower"] = m.allocator_peak_lower
     if lever in ("act-offload", "remat-offload"):
         report["host_peak"] = m.host_peak
     return report
@@ -179,6 +182,10 @@ def print_report(r, out):
     w(f"{'':12}{'predicted':>14}{'measured':>14}\n")
     w(f"{'peak':12}{fmt_bytes(r['predicted_peak']):>14}{fmt_bytes(r['measured_peak']):>14}  "
       f"{_pct(r['measured_peak'], r['predicted_peak'])} (at step {r['peak_step']})\n")
+    if r.get("allocator_peak") is not None:
+        lo, up = r["allocator_peak_lower"], r["allocator_peak"]
+        rng = fmt_bytes(up) if lo == up else f"{fmt_bytes(lo)}–{fmt_bytes(up)}"
+        w(f"{'allocator':12}{'':>14}{rng:>14}  {_pct(lo, r['predicted_peak'])} (CUDA allocator, workspaces included)\n")
     w(f"{'time':12}{r['predicted_time'] * 1e3:>11.1f} ms{r['measured_time'] * 1e3:>11.1f} ms  "
       f"{_pct(r['measured_time'], r['predicted_time'])}\n")
     g = "equal to plain training (bitwise: parameter gradients, δ^0, buffers)" if r["grads_match"] \
