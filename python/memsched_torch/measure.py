@@ -22,11 +22,12 @@ def deterministic(device, warn_only=True):
     """On CUDA, the settings under which an iteration gives the same gradients every time, so
     that the executors' gradients can be compared bitwise with plain training's: cuDNN
     deterministic and without benchmarking, torch.use_deterministic_algorithms, cuBLAS's
-    workspace config. warn_only (the default): AdaptiveAvgPool2d's backward and NLLLoss have no
-    CUDA kernel PyTorch calls deterministic, and would refuse to run otherwise (the comparison
-    says whether they were); but then SDPA's flash and memory-efficient backwards keep their
-    non-deterministic reductions, which only the strict mode (warn_only=False) replaces. Returns
-    a description for reports; nothing to do on CPU."""
+    workspace config. warn_only (the default): some operations have no CUDA kernel PyTorch calls
+    deterministic and would refuse to run otherwise (on the H100 run, VGG's AdaptiveAvgPool2d
+    to 7×7 in the backward; to 1×1, ResNet's, it is a mean and runs); the comparison says
+    whether they were. But then SDPA's memory-efficient backward keeps its non-deterministic
+    reduction, which only the strict mode (warn_only=False) replaces. Returns a description for
+    reports; nothing to do on CPU."""
     if device.type != "cuda":
         return {}
     # cuBLAS reads it when it creates its handle: before the first matrix product.
