@@ -105,13 +105,7 @@ func EventSearch(p *act.Problem, o EventOptions) (*EventResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("actoffload: event search schedule fails validation (bug): %w", err)
 		}
-		r := &Result{Feasible: true, Schedule: sch, Report: rep}
-		for _, t := range sch.Transfers {
-			if t.Kind == schedule.Offload {
-				r.Offloaded = append(r.Offloaded, t.Index)
-			}
-		}
-		res.Best = r
+		res.Best = &Result{Feasible: true, Schedule: sch, Report: rep, Offloaded: offloaded(sch)}
 		if res.Complete {
 			res.Bound = math.Min(res.Bound, rep.Makespan)
 		}

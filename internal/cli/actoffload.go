@@ -45,6 +45,21 @@ type ActOptions struct {
 	// it raised (the event search's node bounds).
 	staircase  *float64
 	stairTails []float64
+	// split caches Problem.Split's bound (NaN: out of reach).
+	split *float64
+}
+
+// splitBound computes (once) the peak split's bound (NaN where a side's table is beyond its
+// caps).
+func (o *ActOptions) splitBound(p *act.Problem) float64 {
+	if o.split == nil {
+		v := math.NaN()
+		if res, err := p.Split(act.SplitOptions{}); err == nil {
+			v = res.Bound
+		}
+		o.split = &v
+	}
+	return *o.split
 }
 
 // stair computes (once) the staircase of the whole-transfer windows and its tails.
@@ -112,7 +127,10 @@ type ActBounds struct {
 	Whole         infJSON `json:"whole"`
 	// Staircase is Problem.Staircase (absent where its table is out of reach).
 	Staircase *float64 `json:"staircase,omitempty"`
-	Exact     *float64 `json:"exact,omitempty"`
+	// Split is Problem.Split, the peak split (absent where its table is out of reach; null
+	// when it proves that no schedule exists).
+	Split *infJSON `json:"split,omitempty"`
+	Exact *float64 `json:"exact,omitempty"`
 	// MILP is the exact MILP's proven bound (milp/actmilp), with the solve's status and the
 	// relative gap to the best verified schedule; absent when the MILP did not run.
 	MILP       *float64 `json:"milp,omitempty"`
@@ -197,6 +215,12 @@ func actBounds(p *act.Problem, o *ActOptions, exact *hact.EventResult, mi *actmi
 	b.Best = infJSON(math.Max(math.Max(p.Prop3(), float64(b.Whole)), math.Max(p.Fractional(), ib)))
 	if b.Staircase != nil {
 		b.Best = infJSON(math.Max(float64(b.Best), *b.Staircase))
+	}
+	if v := o.splitBound(p); !math.IsNaN(v) {
+		sv := infJSON(v)
+		b.Split = &sv
+		b.Best = infJSON(math.Max(float64(b.Best), v))
+		b.CertifiedBy["split"] = "the offloads before and the prefetches after the operation of largest need, each sequenced exactly on one link with the operations it drives, coupled by the bytes away there (instances/actoffload.Split)"
 	}
 	if exact != nil && !math.IsInf(exact.Bound, 1) {
 		v := exact.Bound
@@ -446,6 +470,9 @@ func printActBounds(w *tabwriter.Writer, b ActBounds) {
 	fmt.Fprintf(w, "bound whole\t%s\t%s\n", fmtTime(float64(b.Whole)), b.CertifiedBy["whole"])
 	if b.Staircase != nil {
 		fmt.Fprintf(w, "bound staircase\t%s\t%s\n", fmtTime(*b.Staircase), b.CertifiedBy["staircase"])
+	}
+	if b.Split != nil {
+		fmt.Fprintf(w, "bound split\t%s\t%s\n", fmtTime(float64(*b.Split)), b.CertifiedBy["split"])
 	}
 	if b.Exact != nil {
 		fmt.Fprintf(w, "optimum (exact)\t%s\t%s\n", fmtTime(*b.Exact), b.CertifiedBy["exact"])

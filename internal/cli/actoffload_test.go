@@ -30,7 +30,7 @@ func TestOffloadActCLI(t *testing.T) {
 		Schedule    struct{ Ops, Transfers []json.RawMessage }
 		LowerBounds struct {
 			Prop3, Fractional, Interruptible float64
-			Exact                            *float64
+			Exact, Split                     *float64
 		} `json:"lower_bounds"`
 		Results []struct {
 			Algo     string
@@ -49,9 +49,11 @@ func TestOffloadActCLI(t *testing.T) {
 	lb := rep.LowerBounds
 	assert.LessOrEqual(t, lb.Prop3, lb.Fractional)
 	assert.LessOrEqual(t, lb.Fractional, lb.Interruptible)
-	want := 4
+	require.NotNil(t, lb.Split)
+	assert.LessOrEqual(t, *lb.Split, 4.0+1e-12, "the peak split is a lower bound")
+	want := 5
 	if realMILPBackend() {
-		want = 5 // the MILP runs in --algo all where a backend is compiled in
+		want = 6 // the MILP runs in --algo all where a backend is compiled in
 	}
 	require.Len(t, rep.Results, want)
 	for _, r := range rep.Results {

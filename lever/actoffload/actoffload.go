@@ -5,6 +5,7 @@
 package actoffload
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/memsched/memsched/dp"
@@ -69,6 +70,21 @@ var Strategies = []Strategy{
 		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNAll) })},
 	{"vdnn-half", "vDNN++'s variant: every other activation above the threshold", 0,
 		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNHalf) })},
+	{"split", "the peak split: the offloads before and the prefetches after the operation of largest need, each sequenced exactly for a relaxation and joined there; optimal when it meets the split's bound (instances/actoffload.Split)", InAll | InCertify,
+		func(p *act.Problem, o Options) (*heur.Result, string, error) {
+			r, res, err := heur.Split(p, act.SplitOptions{Stop: o.Stop})
+			switch {
+			case errors.Is(err, act.ErrSplitLimit):
+				return &heur.Result{}, "not run: a side's table is beyond its caps", nil
+			case errors.Is(err, act.ErrSplitStopped):
+				return &heur.Result{}, "stopped at its time share", nil
+			case err != nil:
+				return nil, "", err
+			case r.Feasible && r.Report.Makespan <= res.Bound*(1+1e-9):
+				return r, "proven optimal by the split bound", nil
+			}
+			return r, "", nil
+		}},
 	{"exact", "branch and bound over offload sets and link orders (small chains): optimal among no-wait schedules when it finishes; offload-act and certify then run the event search, which proves it (or a shorter schedule, row events) optimal for Problem 1", InAll | InCertify,
 		func(p *act.Problem, o Options) (*heur.Result, string, error) {
 			r, st, err := heur.Exact(p, heur.ExactOptions{LowerBound: o.LowerBound, MaxNodes: o.MaxNodes, Stop: o.Stop})
