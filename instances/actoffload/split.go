@@ -71,6 +71,12 @@ func (p *Problem) Split(o SplitOptions) (SplitResult, error) {
 			k = q
 		}
 	}
+	return p.splitAt(k, o)
+}
+
+// splitAt is Split cut at operation k.
+func (p *Problem) splitAt(k int, o SplitOptions) (SplitResult, error) {
+	n := p.L() + 1
 	res := SplitResult{Op: k}
 	if opNeed(p, k) <= 0 {
 		res.Bound = p.Compute() // nothing needs to move
