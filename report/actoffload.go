@@ -52,26 +52,37 @@ const (
 // (a table above the one or stopped by the other is a row with the reason), the exact search
 // only on chains of at most actExactMaxOps operations, stopped at the lower bound lb or
 // actExactNodes nodes.
-func actStrategyRow(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOptions) (Row, error) {
-	row, _, err := actStrategyRun(p, st, lb, o, nil, actExactMaxOpsUntimed)
-	return row, err
+func actStrategyRow(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOptions) (Row, *Bound, error) {
+	row, _, b, err := actStrategyRun(p, st, lb, o, nil, actExactMaxOpsUntimed)
+	return row, b, err
 }
 
 // actStrategyRun is actStrategyRow with the validated schedule (nil when none); stop, when
-// not nil, ends the exact search, which runs on chains of at most maxOps operations.
-func actStrategyRun(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOptions, stop <-chan struct{}, maxOps int) (Row, *heur.Result, error) {
+// not nil, ends the exact search, which runs on chains of at most maxOps operations. The
+// bound, when not nil, is one the strategy proved on the way (the peak split's).
+func actStrategyRun(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOptions, stop <-chan struct{}, maxOps int) (Row, *heur.Result, *Bound, error) {
 	row := Row{Strategy: st.Name}
 	if st.Name == "exact" && p.L()+1 > maxOps {
 		row.Note = fmt.Sprintf("not run: %d operations (exact search up to %d)", p.L()+1, maxOps)
-		return row, nil, nil
+		return row, nil, nil, nil
 	}
+	start := time.Now()
 	out, err := st.Run(p, leveract.Options{DP: o, LowerBound: lb, MaxNodes: actExactNodes, Stop: stop})
 	if why, ok := tableOutOfReach(err); ok {
 		row.Note = why
-		return row, nil, nil
+		return row, nil, nil, nil
 	}
 	if err != nil {
-		return row, nil, fmt.Errorf("%s: %w", st.Name, err)
+		return row, nil, nil, fmt.Errorf("%s: %w", st.Name, err)
+	}
+	var bound *Bound
+	if out.Bound != 0 {
+		b := Bound{Name: "peak split", Kind: DPRelaxation, Value: out.Bound, Seconds: time.Since(start).Seconds(),
+			Note: "the offloads before and the prefetches after the operation of largest need, each sequenced exactly on one link with the operations it drives, coupled by the bytes away there (instances/actoffload.Split)"}
+		if math.IsInf(out.Bound, 1) {
+			b.Value, b.Infeasible = 0, true
+		}
+		bound = &b
 	}
 	switch {
 	case st.Name != "exact":
@@ -88,10 +99,10 @@ func actStrategyRun(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOp
 		if row.Note == "" {
 			row.Note = "no schedule of this strategy fits"
 		}
-		return row, nil, nil
+		return row, nil, bound, nil
 	}
 	row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, r.Report.Makespan, r.Report.Peak
-	return row, r, nil
+	return row, r, bound, nil
 }
 
 // ActSweepDPStages is the most operations on which a sweep runs DYNPROG and the interruptible
@@ -100,7 +111,7 @@ func actStrategyRun(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOp
 const ActSweepDPStages = 200
 
 // ActBounds returns 001 Prop. 3, the fractional relaxation, the whole-transfer windows, their
-// staircase and the peak split (each where its table is within reach) and, with withDP, the interruptible
+// staircase (where its table is within reach) and, with withDP, the interruptible
 // relaxation (DYNPROG with sizes rounded down to 500 slots; never below the fractional one)
 // under o's memory limit and Stop channel.
 func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
@@ -122,9 +133,6 @@ func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
 	}
 	if st, _ := ActStaircase(p, 0, true, o.Stop); st != nil {
 		bounds = append(bounds, *st)
-	}
-	if sp := ActSplit(p, o.Stop); sp != nil {
-		bounds = append(bounds, *sp)
 	}
 	if !withDP {
 		return bounds, nil
@@ -160,22 +168,6 @@ func ActStaircase(p *act.Problem, upper float64, quick bool, stop <-chan struct{
 	}
 	return &Bound{Name: "whole-transfer staircase", Kind: Relaxation, Value: v, Seconds: time.Since(start).Seconds(),
 		Note: "one link meets every tight operation's need with whole offloads by its deadline T − Tail[k] (instances/actoffload.Staircase)"}, tails
-}
-
-// ActSplit is the peak split's bound (Problem.Split, docs/act-offload.md): nil where a side's
-// table is beyond its caps or it was stopped.
-func ActSplit(p *act.Problem, stop <-chan struct{}) *Bound {
-	start := time.Now()
-	res, err := p.Split(act.SplitOptions{Stop: stop})
-	if err != nil {
-		return nil
-	}
-	b := Bound{Name: "peak split", Kind: DPRelaxation, Value: res.Bound, Seconds: time.Since(start).Seconds(),
-		Note: fmt.Sprintf("the offloads before and the prefetches after the operation of largest need, each sequenced exactly on one link with the operations it drives, coupled by the bytes away there (instances/actoffload.Split; %d states)", res.States)}
-	if math.IsInf(res.Bound, 1) {
-		b.Value, b.Infeasible = 0, true
-	}
-	return &b
 }
 
 // Run computes every strategy and bound.
@@ -224,9 +216,12 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 			defer cancel()
 			stop, maxOps = c.Done(), actExactMaxOps
 		}
-		row, r, err := actStrategyRun(p, st, lb, dpOpt, stop, maxOps)
+		row, r, b, err := actStrategyRun(p, st, lb, dpOpt, stop, maxOps)
 		if err != nil {
 			return lr, err
+		}
+		if b != nil && addBound(&lr, *b, "the peak split") && b.Value > lb {
+			lb = b.Value // the exact search, after it, stops at it
 		}
 		row.Seconds = time.Since(start).Seconds()
 		lr.Rows = append(lr.Rows, row)

@@ -486,11 +486,15 @@ func (s *sweeper) acts(ctx context.Context) {
 				if st.Use&leveract.InCertify == 0 || st.Name == "dynprog" && !withDP {
 					continue
 				}
-				row, err := actStrategyRow(p, st, lb, dpOpt)
+				row, bd, err := actStrategyRow(p, st, lb, dpOpt)
 				if err != nil {
 					return fmt.Errorf("at %d B: %w", b, err)
 				}
 				pt.Rows = append(pt.Rows, row)
+				if bd != nil {
+					bounds = append(bounds, *bd)
+					lb = math.Max(lb, bd.Value)
+				}
 			}
 			s.emit(ctx, pt, bounds)
 			return nil

@@ -44,13 +44,13 @@ type Strategy struct {
 	Summary string
 	// Use says where it runs without being named.
 	Use Use
-	run func(p *act.Problem, o Options) (*heur.Result, string, error)
+	run func(p *act.Problem, o Options) (Outcome, error)
 }
 
-func plain(f func(p *act.Problem) (*heur.Result, error)) func(*act.Problem, Options) (*heur.Result, string, error) {
-	return func(p *act.Problem, _ Options) (*heur.Result, string, error) {
+func plain(f func(p *act.Problem) (*heur.Result, error)) func(*act.Problem, Options) (Outcome, error) {
+	return func(p *act.Problem, _ Options) (Outcome, error) {
 		r, err := f(p)
-		return r, "", err
+		return Outcome{Result: r}, err
 	}
 }
 
@@ -60,9 +60,9 @@ var Strategies = []Strategy{
 		plain(func(p *act.Problem) (*heur.Result, error) { return heur.Ordered(p, nil) })},
 	{"greedy", "001 §4.2: Thm 2's eager set rounded up to whole activations", InAll | InCertify, plain(heur.Greedy)},
 	{"dynprog", "001 §5.3: DYNPROG's offload set, scheduled no-wait (sizes rounded up to slots)", InAll | InCertify,
-		func(p *act.Problem, o Options) (*heur.Result, string, error) {
+		func(p *act.Problem, o Options) (Outcome, error) {
 			r, err := dp.DynProg(p, o.DP)
-			return r, "", err
+			return Outcome{Result: r}, err
 		}},
 	{"vdnn", "001 §6.1: offload the activations whose u_F/|x| is above a threshold, or every other one of them; best over all thresholds", InAll | InCertify,
 		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNBoth) })},
@@ -71,24 +71,26 @@ var Strategies = []Strategy{
 	{"vdnn-half", "vDNN++'s variant: every other activation above the threshold", 0,
 		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNHalf) })},
 	{"split", "the peak split: the offloads before and the prefetches after the operation of largest need, each sequenced exactly for a relaxation and joined there; optimal when it meets the split's bound (instances/actoffload.Split)", InAll | InCertify,
-		func(p *act.Problem, o Options) (*heur.Result, string, error) {
+		func(p *act.Problem, o Options) (Outcome, error) {
 			r, res, err := heur.Split(p, act.SplitOptions{Stop: o.Stop})
 			switch {
 			case errors.Is(err, act.ErrSplitLimit):
-				return &heur.Result{}, "not run: a side's table is beyond its caps", nil
+				return Outcome{Result: &heur.Result{}, Status: "not run: a side's table is beyond its caps"}, nil
 			case errors.Is(err, act.ErrSplitStopped):
-				return &heur.Result{}, "stopped at its time share", nil
+				return Outcome{Result: &heur.Result{}, Status: "stopped at its time share"}, nil
 			case err != nil:
-				return nil, "", err
-			case r.Feasible && r.Report.Makespan <= res.Bound*(1+1e-9):
-				return r, "proven optimal by the split bound", nil
+				return Outcome{}, err
 			}
-			return r, "", nil
+			out := Outcome{Result: r, Bound: res.Bound}
+			if r.Feasible && r.Report.Makespan <= res.Bound*(1+1e-9) {
+				out.Status = "proven optimal by the split bound"
+			}
+			return out, nil
 		}},
 	{"exact", "branch and bound over offload sets and link orders (small chains): optimal among no-wait schedules when it finishes; offload-act and certify then run the event search, which proves it (or a shorter schedule, row events) optimal for Problem 1", InAll | InCertify,
-		func(p *act.Problem, o Options) (*heur.Result, string, error) {
+		func(p *act.Problem, o Options) (Outcome, error) {
 			r, st, err := heur.Exact(p, heur.ExactOptions{LowerBound: o.LowerBound, MaxNodes: o.MaxNodes, Stop: o.Stop})
-			return r, st.String(), err
+			return Outcome{Result: r, Status: st.String()}, err
 		}},
 }
 
@@ -119,23 +121,29 @@ type Outcome struct {
 	// Result is the strategy's schedule (Feasible false when it found none); its Report is
 	// verify/timed's replay, made here.
 	Result *heur.Result
-	// Status is the exact search's status (optimal or node-limit); empty for the others.
+	// Status is the exact search's status (optimal or node-limit), the split's word (proven
+	// optimal, or why it did not run); empty for the others.
 	Status string
+	// Bound is a certified lower bound on every schedule that the strategy proved on the way
+	// (the split's: Problem.Split; +Inf when no schedule exists); 0 when none.
+	Bound float64
 }
 
 // Run runs the strategy on p and validates its schedule again with verify/timed,
 // independently of the strategy's own check. Finding no schedule is an outcome; a schedule
 // that does not validate is an error (a bug), as is bad input.
 func (s Strategy) Run(p *act.Problem, o Options) (Outcome, error) {
-	r, st, err := s.run(p, o)
+	out, err := s.run(p, o)
 	if err != nil {
 		return Outcome{}, err
 	}
+	r := out.Result
 	if r == nil {
 		r = &heur.Result{}
 	}
 	if !r.Feasible {
-		return Outcome{Result: r, Status: st}, nil
+		out.Result = r
+		return out, nil
 	}
 	rep, err := timed.Check(p, r.Schedule)
 	if err != nil {
@@ -143,5 +151,6 @@ func (s Strategy) Run(p *act.Problem, o Options) (Outcome, error) {
 	}
 	checked := *r
 	checked.Report = rep
-	return Outcome{Result: &checked, Status: st}, nil
+	out.Result = &checked
+	return out, nil
 }
