@@ -207,7 +207,12 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 			continue
 		}
 		// DYNPROG stops at the end of the share, the exact search at actExactShare of it (and
-		// its node budget); the heuristics always run.
+		// its node budget); the heuristics always run. The exact search has nothing to find
+		// once a bound meets the best row (the split's, typically).
+		if st.Name == "exact" && best != nil && best.Report.Makespan <= lb*(1+1e-9) {
+			lr.Rows = append(lr.Rows, Row{Strategy: st.Name, Note: fmt.Sprintf("not run: the %s row is proven optimal", bestName)})
+			continue
+		}
 		start := time.Now()
 		var stop <-chan struct{}
 		maxOps := actExactMaxOpsUntimed
