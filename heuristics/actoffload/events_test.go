@@ -123,6 +123,31 @@ func TestEventSearchInceptionV3(t *testing.T) {
 	}
 }
 
+// equalSizesInstance is instance number it of the population the staircase and the split are
+// refereed on: act.Random with 1..maxOps operations, byte scale for even it and GiB scale for
+// odd; for it mod 4 ≥ 2, sizes in {1, 2, 3}·unit (many activations share a size, the case the
+// equal-size arguments rest on), real-valued times and M_GPU redrawn.
+func equalSizesInstance(r *rand.Rand, it, maxOps int) *act.Problem {
+	unit := int64(1)
+	if it%2 == 1 {
+		unit = 1 << 30
+	}
+	p := act.Random(r, 1+r.IntN(maxOps), unit)
+	if it%4 >= 2 {
+		for i := range p.X {
+			if p.X[i] > 0 {
+				p.X[i] = unit * int64(1+r.IntN(3))
+			}
+		}
+		for i := range p.UF {
+			p.UF[i], p.UB[i] = 3*r.Float64(), 3*r.Float64()
+		}
+		lo, hi := p.MinMemory(), p.Peak()
+		p.MGPU = max(1, lo+(hi-lo)*int64(r.IntN(5))/4)
+	}
+	return p
+}
+
 // The staircase of the whole-transfer windows (instances/actoffload.Staircase) never exceeds
 // the optimum the event search proves, on 1500 seeded instances of 1–12 operations at byte and
 // GiB scale — half of them with sizes in {1, 2, 3}·unit and real-valued times, where many
@@ -133,23 +158,7 @@ func TestStaircaseAgainstEventSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(78, 6))
 	complete, above, closes, fewer := 0, 0, 0, 0
 	for it := 0; it < 1500; it++ {
-		unit := int64(1)
-		if it%2 == 1 {
-			unit = 1 << 30
-		}
-		p := act.Random(r, 1+r.IntN(12), unit)
-		if it%4 >= 2 {
-			for i := range p.X {
-				if p.X[i] > 0 {
-					p.X[i] = unit * int64(1+r.IntN(3))
-				}
-			}
-			for i := range p.UF {
-				p.UF[i], p.UB[i] = 3*r.Float64(), 3*r.Float64()
-			}
-			lo, hi := p.MinMemory(), p.Peak()
-			p.MGPU = max(1, lo+(hi-lo)*int64(r.IntN(5))/4)
-		}
+		p := equalSizesInstance(r, it, 12)
 		ev, err := EventSearch(p, EventOptions{MaxNodes: 1_000_000})
 		require.NoError(t, err)
 		if !ev.Complete || math.IsInf(ev.Bound, 1) {

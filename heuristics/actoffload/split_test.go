@@ -22,23 +22,7 @@ func TestSplitAgainstEventSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(91, 3))
 	complete, atOpt, aboveStair, schedOpt, valid := 0, 0, 0, 0, 0
 	for it := 0; it < 3000; it++ {
-		unit := int64(1)
-		if it%2 == 1 {
-			unit = 1 << 30
-		}
-		p := act.Random(r, 1+r.IntN(12), unit)
-		if it%4 >= 2 {
-			for i := range p.X {
-				if p.X[i] > 0 {
-					p.X[i] = unit * int64(1+r.IntN(3))
-				}
-			}
-			for i := range p.UF {
-				p.UF[i], p.UB[i] = 3*r.Float64(), 3*r.Float64()
-			}
-			lo, hi := p.MinMemory(), p.Peak()
-			p.MGPU = max(1, lo+(hi-lo)*int64(r.IntN(5))/4)
-		}
+		p := equalSizesInstance(r, it, 12)
 		ev, err := EventSearch(p, EventOptions{MaxNodes: 1_000_000})
 		require.NoError(t, err)
 		if !ev.Complete {

@@ -80,35 +80,26 @@ func newPhase(p *Problem, split int, backward bool) *phase {
 	for _, k := range ph.ops {
 		maxLast = max(maxLast, windowLast(n, k))
 	}
+	// Items are the activations of some window, numbered by increasing index; members hold
+	// item numbers.
+	var acts [][]int
+	ph.size, ph.dur, acts = sizeClasses(p, maxLast)
 	itemOf := map[int]int{}
-	bySize := map[int64]int{}
 	for j := 0; j <= maxLast && j < len(p.X); j++ {
-		if p.X[j] <= 0 {
-			continue
+		if p.X[j] > 0 {
+			itemOf[j] = len(ph.items)
+			ph.items = append(ph.items, j)
 		}
-		c, seen := bySize[p.X[j]]
-		if !seen {
-			c = len(ph.size)
-			bySize[p.X[j]] = c
-			ph.size = append(ph.size, p.X[j])
-			ph.dur = append(ph.dur, float64(p.X[j])/p.Beta)
-			ph.members = append(ph.members, nil)
-		}
-		itemOf[j] = len(ph.items)
-		ph.members[c] = append(ph.members[c], len(ph.items))
-		ph.items = append(ph.items, j)
-		ph.class = append(ph.class, c)
 	}
-	ph.weight = make([]int, len(ph.size))
-	ph.states = 1
-	for c := range ph.size {
-		ph.weight[c] = ph.states
-		if ph.states > math.MaxInt32/(len(ph.members[c])+1) {
-			ph.states = -1
-			break
+	ph.class = make([]int, len(ph.items))
+	ph.members = make([][]int, len(acts))
+	for c, js := range acts {
+		for _, j := range js {
+			ph.members[c] = append(ph.members[c], itemOf[j])
+			ph.class[itemOf[j]] = c
 		}
-		ph.states *= len(ph.members[c]) + 1
 	}
+	ph.weight, ph.states = mixedRadix(ph.members)
 	if i, ok := itemOf[0]; ok && !backward {
 		ph.init = append(ph.init, i)
 	}

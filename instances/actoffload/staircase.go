@@ -169,6 +169,43 @@ type stairDemand struct {
 	last int
 }
 
+// sizeClasses groups the activations x_0..x_last of positive size by size, classes in order of
+// first appearance: each class's size, transfer time |x|/β and members (activation indices,
+// increasing) — Staircase's and Split's states count how many of each class are moved.
+func sizeClasses(p *Problem, last int) (size []int64, dur []float64, members [][]int) {
+	bySize := map[int64]int{}
+	for j := 0; j <= last && j < len(p.X); j++ {
+		if p.X[j] <= 0 {
+			continue
+		}
+		c, seen := bySize[p.X[j]]
+		if !seen {
+			c = len(size)
+			bySize[p.X[j]] = c
+			size = append(size, p.X[j])
+			dur = append(dur, float64(p.X[j])/p.Beta)
+			members = append(members, nil)
+		}
+		members[c] = append(members[c], j)
+	}
+	return size, dur, members
+}
+
+// mixedRadix numbers the count vectors (0..len(members[c]) of each class c): the weight of
+// each digit and how many vectors there are, −1 past MaxInt32.
+func mixedRadix(members [][]int) (weight []int, states int) {
+	weight = make([]int, len(members))
+	states = 1
+	for c, ms := range members {
+		weight[c] = states
+		if states > math.MaxInt32/(len(ms)+1) {
+			return weight, -1
+		}
+		states *= len(ms) + 1
+	}
+	return weight, states
+}
+
 // staircase is Staircase's decision problem.
 type staircase struct {
 	size    []int64     // per class
@@ -192,32 +229,14 @@ func newStaircase(p *Problem, rel func(j int) float64, ds []stairDemand) *stairc
 		maxLast = max(maxLast, d.last)
 	}
 	// Classes of equal size among the activations some demand can use.
-	bySize := map[int64]int{}
 	var idx [][]int
-	for j := 0; j <= maxLast && j < len(p.X); j++ {
-		if p.X[j] <= 0 {
-			continue
-		}
-		c, seen := bySize[p.X[j]]
-		if !seen {
-			c = len(s.size)
-			bySize[p.X[j]] = c
-			s.size = append(s.size, p.X[j])
-			s.dur = append(s.dur, float64(p.X[j])/p.Beta)
-			idx = append(idx, nil)
-		}
-		idx[c] = append(idx[c], j)
-	}
+	s.size, s.dur, idx = sizeClasses(p, maxLast)
 	s.classes = len(s.size)
-	s.states = 1
-	s.weight = make([]int, s.classes)
+	s.weight, s.states = mixedRadix(idx)
+	if s.states < 0 {
+		return s
+	}
 	for c := range s.size {
-		s.weight[c] = s.states
-		if s.states > math.MaxInt32/(len(idx[c])+1) {
-			s.states = -1
-			return s
-		}
-		s.states *= len(idx[c]) + 1
 		r := make([]float64, len(idx[c]))
 		for i, j := range idx[c] {
 			r[i] = rel(j)
