@@ -7,11 +7,12 @@ import (
 	"github.com/memsched/memsched/schedule"
 )
 
-// DefaultSplitStates caps each side's table of Split (1 Mi states: ResNet-200's 373 k take 0.3–3 s); DefaultSplitLabels the
-// labels alive at once (about 0.5 GiB on a 50-activation chain).
+// DefaultSplitStates caps each side's table of Split (1 Mi states: ResNet-200's 373 k take
+// 0.3–3.1 s); DefaultSplitLabels the labels alive at once (512 Ki, each 8 B per activation of
+// the side plus 56: about 0.3 GiB on a 70-activation chain; ResNet-200 needs 166 k).
 const (
 	DefaultSplitStates = 1 << 20
-	DefaultSplitLabels = 1 << 20
+	DefaultSplitLabels = 1 << 19
 )
 
 // SplitOptions configure Split.
