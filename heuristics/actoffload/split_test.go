@@ -98,3 +98,20 @@ func TestSplitProvesResNets(t *testing.T) {
 		assert.GreaterOrEqual(t, res.Bound, st*(1-1e-12), "ResNet-%d %d %%", tc.depth, tc.pct)
 	}
 }
+
+// Where everything fits (M_GPU at the store-all peak) the split moves nothing: its bound is Σu
+// and its schedule the operations back to back, validated, with no transfer — at byte scale and
+// at GiB scale.
+func TestSplitNothingToMove(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, unit := range []int64{1, 1 << 30} {
+		p := act.Random(r, 6, unit)
+		p.MGPU = p.Peak()
+		res, sp, err := Split(p, act.SplitOptions{})
+		require.NoError(t, err)
+		assert.InDelta(t, p.Compute(), sp.Bound, 1e-12)
+		require.True(t, res.Feasible)
+		assert.InDelta(t, p.Compute(), res.Report.Makespan, 1e-9)
+		assert.Empty(t, res.Schedule.Transfers)
+	}
+}

@@ -80,7 +80,16 @@ func (p *Problem) splitAt(k int, o SplitOptions) (SplitResult, error) {
 	n := p.L() + 1
 	res := SplitResult{Op: k}
 	if opNeed(p, k) <= 0 {
-		res.Bound = p.Compute() // nothing needs to move
+		// Nothing needs to move: the operations back to back are optimal.
+		res.Bound = p.Compute()
+		if o.Schedules > 0 {
+			s, t := &schedule.Timed{}, 0.0
+			for q := 0; q < 2*n; q++ {
+				s.Ops = append(s.Ops, opAt(n, q, t))
+				t += opTime(p, q)
+			}
+			res.Schedules = []*schedule.Timed{s}
+		}
 		return res, nil
 	}
 	maxStates, maxLabels := o.MaxStates, o.MaxLabels
@@ -238,17 +247,11 @@ func (p *Problem) join(F, G *phase, fl, gl *phaseLabel) *schedule.Timed {
 	}
 	T := sk + d
 	s := &schedule.Timed{}
-	at := func(k int, start float64) schedule.TimedOp {
-		if k < n {
-			return schedule.TimedOp{Index: k, Start: start}
-		}
-		return schedule.TimedOp{Backward: true, Index: 2*n - 1 - k, Start: start}
-	}
 	for r, k := range F.ops[:len(F.ops)-1] {
-		s.Ops = append(s.Ops, at(k, fOps[r]))
+		s.Ops = append(s.Ops, opAt(n, k, fOps[r]))
 	}
 	for r := len(G.ops) - 1; r >= 0; r-- {
-		s.Ops = append(s.Ops, at(G.ops[r], T-(gOps[r]+G.u[r])))
+		s.Ops = append(s.Ops, opAt(n, G.ops[r], T-(gOps[r]+G.u[r])))
 	}
 	for q, j := range off {
 		s.Transfers = append(s.Transfers, schedule.ActTransfer{Kind: schedule.Offload, Index: j, Start: fJobs[q]})
@@ -258,4 +261,12 @@ func (p *Problem) join(F, G *phase, fl, gl *phaseLabel) *schedule.Timed {
 		s.Transfers = append(s.Transfers, schedule.ActTransfer{Kind: schedule.Prefetch, Index: j, Start: T - (gJobs[q] + float64(p.X[j])/p.Beta)})
 	}
 	return s
+}
+
+// opAt is operation k (F_k for k < n, else B_{2n−1−k}) started at start.
+func opAt(n, k int, start float64) schedule.TimedOp {
+	if k < n {
+		return schedule.TimedOp{Index: k, Start: start}
+	}
+	return schedule.TimedOp{Backward: true, Index: 2*n - 1 - k, Start: start}
 }
