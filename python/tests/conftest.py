@@ -75,3 +75,18 @@ def resnet18(tmp_path_factory):
 @pytest.fixture(scope="session")
 def transformer(tmp_path_factory):
     return profiled(tmp_path_factory, "transformer", 2, layers=4, hidden=32, heads=2, seq=8)
+
+
+def with_fixed_times(p, tmp_path_factory, uf=0.004, ub=0.008):
+    """p with every stage's times set to uf and ub: its sizes are deterministic (live storages),
+    measured times are not, and schedules made from them must not depend on the machine's load
+    (the executors use the times only to order events)."""
+    from memsched_torch.schedule import Chain
+
+    obj = p.chain.to_json()
+    for st in obj["stages"]:
+        st["uf"], st["ub"] = uf, ub
+    path = str(tmp_path_factory.mktemp("fixed") / "chain.json")
+    with open(path, "w") as f:
+        json.dump(obj, f)
+    return Profiled(p.net, p.x, Chain.from_json(obj), path)
