@@ -35,7 +35,7 @@ from fractions import Fraction
 import torch
 
 from .offload import _Link
-from .remat import Executor, ExecutionError, IterationTimer, RunResult
+from .remat import Executor, ExecutionError, RunResult, timed_iteration
 from .schedule import FULL, NONE, PLAIN, Op, RematState, ScheduleError, _op
 
 
@@ -506,19 +506,13 @@ def execute_combined(net, x, sched, chain, bandwidth=None, budget=None, mode=Non
                     link.host_bytes -= sum(e[2] for e in link.host.pop(t))
 
     try:
-        with IterationTimer(device) as timer:
-            if tracker is not None:
-                tracker.count(x)
-                with tracker.parameter_gradients_excluded(list(net.parameters())):
-                    run()
-            else:
-                run()
+        total = timed_iteration(net, x, tracker, run)
     except BaseException:
         link.restore()  # a^0 may be on the host
         raise
     if ex.t != 0:
         raise ExecutionError(f"the schedule ended before δ^0 (current gradient δ^{ex.t})")
-    res = CombinedResult(delta0=ex.delta, loss=ex.loss, forwards=ex.fw.counts, op_times=times, time=timer.seconds,
+    res = CombinedResult(delta0=ex.delta, loss=ex.loss, forwards=ex.fw.counts, op_times=times, time=total,
                          transfers=log, host_peak=link.host_peak, forwards_expected=rep.forwards[1:],
                          predicted_steps=step_peaks(rep))
     if tracker is not None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .remat import Executor, ExecutionError, IterationTimer, RunResult
+from .remat import Executor, ExecutionError, RunResult, timed_iteration
 from .schedule import Op, ScheduleError
 
 EPS = 1e-9
@@ -341,17 +341,10 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
                     released.discard(j)
 
     try:
-        with IterationTimer(device) as timer:
-            if tracker is not None:
-                tracker.count(x)
-                with tracker.parameter_gradients_excluded(list(net.parameters())):
-                    run()
-            else:
-                run()
+        total = timed_iteration(net, x, tracker, run)
     except BaseException:
-        link.restore()
+        link.restore()  # a^0 may be on the host
         raise
-    total = timer.seconds
     if ex.t != 0:
         raise ExecutionError(f"the schedule ended before δ^0 (current gradient δ^{ex.t})")
     res = OffloadResult(delta0=ex.delta, loss=ex.loss, forwards=ex.fw.counts, op_times=times, time=total,

@@ -194,6 +194,21 @@ class IterationTimer:
         return False
 
 
+def timed_iteration(net, x, tracker, run):
+    """Run one training iteration (run()) under IterationTimer and return its seconds. With a
+    tracker, the input is counted first and each parameter gradient is left out as soon as
+    autograd has accumulated it (004 counts them as allocated beforehand). The three executors
+    (remat, offloading, combined) share it."""
+    with IterationTimer(x.device) as timer:
+        if tracker is not None:
+            tracker.count(x)
+            with tracker.parameter_gradients_excluded(list(net.parameters())):
+                run()
+        else:
+            run()
+    return timer.seconds
+
+
 class Executor:
     """The state of one iteration and 004's four operations on it (see the module comment).
     `execute` drives it through a sequence; the offloading executor drives it through F_all and B
@@ -323,14 +338,7 @@ def execute(net, x, ops, chain=None, budget=None, free="model", tracker=None):
             if device.type != "cuda":  # on a GPU a per-operation synchronize would distort the total
                 times.append(time.perf_counter() - t0)
 
-    with IterationTimer(device) as timer:
-        if tracker is not None:
-            tracker.count(x)
-            with tracker.parameter_gradients_excluded(list(net.parameters())):
-                run_ops()
-        else:
-            run_ops()
-    total = timer.seconds
+    total = timed_iteration(net, x, tracker, run_ops)
     if ex.t != 0:
         raise ExecutionError(f"the sequence ended before δ^0 (current gradient δ^{ex.t})")
     res = RunResult(delta0=ex.delta, loss=ex.loss, forwards=ex.fw.counts, op_times=times, time=total)
