@@ -1,9 +1,6 @@
 package actoffload
 
-import (
-	"errors"
-	"math"
-)
+import "math"
 
 // phase is one side of Problem 1 cut at an operation k* (Split): the link's traffic in one
 // direction only, solved exactly for a relaxation.
@@ -54,13 +51,6 @@ type phaseLabel struct {
 	parent *phaseLabel
 	item   int
 }
-
-// ErrSplitLimit says one side of Split has more states or labels than its caps allow;
-// ErrSplitStopped that Split was stopped.
-var (
-	ErrSplitLimit   = errors.New("actoffload: split: a side's table is beyond its caps")
-	ErrSplitStopped = errors.New("actoffload: split: stopped")
-)
 
 // newPhase builds one side of the cut at operation split. Its activations are those of some
 // window of its operations; classes are their distinct sizes, members by increasing index.
@@ -282,9 +272,7 @@ func (ph *phase) solve(maxLabels int, stop <-chan struct{}) (value, start []floa
 				nl := &phaseLabel{f: end, clock: l.clock, value: l.value, rel: append([]float64(nil), l.rel...), parent: l, item: i}
 				nl.rel[i] = -1
 				ph.run(nl, fr, nfr, end)
-				if insertLabel(&labels[y], nl) {
-					alive++
-				}
+				alive += insertLabel(&labels[y], nl)
 			}
 		}
 		peak = max(peak, alive)
@@ -298,14 +286,14 @@ func (ph *phase) solve(maxLabels int, stop <-chan struct{}) (value, start []floa
 }
 
 // insertLabel adds l to the Pareto set *ls unless a label there dominates it, dropping the
-// labels it dominates; it reports whether l was added (net of nothing: callers count alive
-// labels loosely, as an upper bound).
-func insertLabel(ls *[]*phaseLabel, l *phaseLabel) bool {
+// labels it dominates; it returns the change in the set's size.
+func insertLabel(ls *[]*phaseLabel, l *phaseLabel) int {
 	for _, o := range *ls {
 		if o.dominates(l) {
-			return false
+			return 0
 		}
 	}
+	before := len(*ls)
 	out := (*ls)[:0]
 	for _, o := range *ls {
 		if !l.dominates(o) {
@@ -313,7 +301,7 @@ func insertLabel(ls *[]*phaseLabel, l *phaseLabel) bool {
 		}
 	}
 	*ls = append(out, l)
-	return true
+	return len(*ls) - before
 }
 
 // sequence lists the activations a label moved, in order.

@@ -1,6 +1,7 @@
 package actoffload
 
 import (
+	"errors"
 	"math"
 	"sort"
 
@@ -9,10 +10,17 @@ import (
 
 // DefaultSplitStates caps each side's table of Split (1 Mi states: ResNet-200's 373 k take
 // 0.3–3.1 s); DefaultSplitLabels the labels alive at once (512 Ki, each 8 B per activation of
-// the side plus 56: about 0.3 GiB on a 70-activation chain; ResNet-200 needs 166 k).
+// the side plus 56: about 0.3 GiB on a 70-activation chain; ResNet-200 needs 125 k).
 const (
 	DefaultSplitStates = 1 << 20
 	DefaultSplitLabels = 1 << 19
+)
+
+// ErrSplitLimit says one side of Split has more states or labels than its caps allow;
+// ErrSplitStopped that Split was stopped.
+var (
+	ErrSplitLimit   = errors.New("actoffload: split: a side's table is beyond its caps")
+	ErrSplitStopped = errors.New("actoffload: split: stopped")
 )
 
 // SplitOptions configure Split.
@@ -170,7 +178,7 @@ func (p *Problem) splitAt(k int, o SplitOptions) (SplitResult, error) {
 		}
 		F.counts(xf, fCnt)
 		f := F.extras(fVal, fStart, xf, fCnt, 2, res.Bound)
-		if v := fVal[xf] + gVal[xg]; !math.IsInf(v, 1) && fBest[xf] != nil && gBest[xg] != nil {
+		if v := fVal[xf] + gVal[xg]; o.Schedules > 0 && !math.IsInf(v, 1) && fBest[xf] != nil && gBest[xg] != nil {
 			exact = append(exact, pair{xf, xg, v})
 		}
 		if math.IsInf(f, 1) || f >= res.Bound {

@@ -300,6 +300,14 @@ func runActAlgo(p *act.Problem, o *ActOptions, algo string) (*hact.Result, strin
 		return nil, "", usageErrorf("--algo: unknown %q (want %s or all)", algo, strings.Join(actAlgos, ", "))
 	}
 	out, err := st.Run(p, leveract.Options{DP: o.dpOptions(), LowerBound: p.Fractional(), MaxNodes: o.MaxNodes})
+	if err == nil && algo == "split" && o.split == nil {
+		// The bound line reuses the strategy's split instead of running it again.
+		v := math.NaN()
+		if out.Bound != 0 {
+			v = out.Bound
+		}
+		o.split = &v
+	}
 	return out.Result, out.Status, err
 }
 
