@@ -78,7 +78,7 @@ func actStrategyRun(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOp
 	var bound *Bound
 	if out.Bound != 0 {
 		b := Bound{Name: "peak split", Kind: DPRelaxation, Value: out.Bound, Seconds: time.Since(start).Seconds(),
-			Note: "the offloads before and the prefetches after the operation of largest need, each sequenced exactly on one link with the operations it drives, coupled by the bytes away there (instances/actoffload.Split)"}
+			Note: act.SplitCertificate}
 		if math.IsInf(out.Bound, 1) {
 			b.Value, b.Infeasible = 0, true
 		}

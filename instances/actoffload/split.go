@@ -23,6 +23,9 @@ var (
 	ErrSplitStopped = errors.New("actoffload: split: stopped")
 )
 
+// SplitCertificate says what certifies Split's bound, for the reports that print it.
+const SplitCertificate = "the offloads before and the prefetches after the operation of largest need, each sequenced exactly on one link with the operations it drives, coupled by the bytes away there (instances/actoffload.Split)"
+
 // SplitOptions configure Split.
 type SplitOptions struct {
 	// MaxStates caps each side's table and MaxLabels the labels alive at once in it (0: the

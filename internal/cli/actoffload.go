@@ -220,7 +220,7 @@ func actBounds(p *act.Problem, o *ActOptions, exact *hact.EventResult, mi *actmi
 		sv := infJSON(v)
 		b.Split = &sv
 		b.Best = infJSON(math.Max(float64(b.Best), v))
-		b.CertifiedBy["split"] = "the offloads before and the prefetches after the operation of largest need, each sequenced exactly on one link with the operations it drives, coupled by the bytes away there (instances/actoffload.Split)"
+		b.CertifiedBy["split"] = act.SplitCertificate
 	}
 	if exact != nil && !math.IsInf(exact.Bound, 1) {
 		v := exact.Bound
