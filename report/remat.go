@@ -320,7 +320,7 @@ func refine(ctx context.Context, in Input, lr *LeverReport, nslots int, deadline
 		}
 		if r.Feasible && r.Makespan < lr.Rows[fl].Makespan {
 			if sim, err := verify.Remat(c, r.Sequence, verify.RematOptions{}); err == nil && sim.Peak <= budget {
-				lr.Rows[fl].Makespan, lr.Rows[fl].Peak = sim.Makespan, sim.Peak
+				lr.Rows[fl].Makespan, lr.Rows[fl].Peak, lr.Rows[fl].Sequence = sim.Makespan, sim.Peak, r.Sequence
 				lr.Rows[fl].Note = fmt.Sprintf("C_FL with %d slots", next)
 			}
 		}
@@ -343,7 +343,7 @@ func rematRow(c *instances.Chain, budget int64, name string, seq schedule.Sequen
 	}
 	row.Verified, row.Makespan, row.Peak = true, sim.Makespan, sim.Peak
 	if sim.Peak <= budget {
-		row.Feasible = true
+		row.Feasible, row.Sequence = true, seq
 	} else {
 		row.Note = fmt.Sprintf("peak %s exceeds the budget", instances.FormatSize(sim.Peak))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/instances"
 	leverro "github.com/memsched/memsched/lever/rematoffload"
+	"github.com/memsched/memsched/schedule"
 )
 
 // RematOffload is the lever of rematerialization and activation offloading together (003's
@@ -106,6 +107,7 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 			limit = max(l, 0)
 		}
 	}
+	remat, rematNote := rematCandidates(in, budget, time.Now().Add(limit/2))
 	for _, st := range leverro.Strategies {
 		if err := ctx.Err(); err != nil {
 			return lr, err
@@ -116,8 +118,11 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 		var err error
 		if st.Name == "pofo" {
 			var note string
-			out, note, err = pofoRefined(ctx, st, c, budget, beta, in.Slots, limit)
+			out, note, err = pofoRefined(ctx, st, c, budget, beta, in.Slots, limit, remat)
 			row.Note = note
+			if out.Feasible && out.Source != "" {
+				row.Note = joinNote(rematNote+", faster than the DP's plan", note)
+			}
 		} else {
 			dl, _ := ctx.Deadline()
 			out, err = st.Run(c, budget, beta, leverro.Options{Slots: in.Slots, Deadline: dl, MaxMemory: memoryLimit(in)})
@@ -132,7 +137,9 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 		}
 		if out.Feasible {
 			row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, out.Report.Makespan, out.Report.Peak
-			row.Note = joinNote(row.Note, fmt.Sprintf("fluid %s, %d offloaded", instances.FormatDuration(out.ModelFluid.Makespan), out.Report.Offloaded))
+			if out.ModelPlan != nil {
+				row.Note = joinNote(row.Note, fmt.Sprintf("fluid %s, %d offloaded", instances.FormatDuration(out.ModelFluid.Makespan), out.Report.Offloaded))
+			}
 			if out.Kept > 0 {
 				row.Note += fmt.Sprintf(", %d kept by polishing", out.Kept)
 			}
@@ -169,7 +176,10 @@ func joinNote(a, b string) string {
 // (ResNet-101 at 1730 MiB: 5 % faster than the link grid's). Slots matter more here than
 // for C_MP: a plan that fills the budget to the last MiB, as offloading plans do, is lost to
 // rounding with coarse slots (docs/remat-offload.md, "Performance").
-func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, budget int64, beta float64, slots int, limit time.Duration) (leverro.Outcome, string, error) {
+//
+// Each run weighs remat (rematCandidates) against its plan by strict makespan, so that the row
+// is never slower than rematerialization alone, whatever the slots.
+func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, budget int64, beta float64, slots int, limit time.Duration, remat []schedule.Sequence) (leverro.Outcome, string, error) {
 	if slots <= 0 {
 		slots = dp.DefaultSlots
 	}
@@ -181,7 +191,7 @@ func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 		if ctx.Err() != nil || !time.Now().Before(deadline) {
 			break
 		}
-		note, err := pofoPass(ctx, st, c, budget, beta, slots, link, deadline, &best)
+		note, err := pofoPass(ctx, st, c, budget, beta, slots, link, deadline, remat, &best)
 		if err != nil {
 			return best.out, "", err
 		}
@@ -206,7 +216,7 @@ type pofoBest struct {
 
 // pofoPass is one pass of pofoRefined on the link grid link (0: the full grid); it updates
 // best and returns a note saying how far it went.
-func pofoPass(ctx context.Context, st leverro.Strategy, c *instances.Chain, budget int64, beta float64, slots, link int, deadline time.Time, best *pofoBest) (string, error) {
+func pofoPass(ctx context.Context, st leverro.Strategy, c *instances.Chain, budget int64, beta float64, slots, link int, deadline time.Time, remat []schedule.Sequence, best *pofoBest) (string, error) {
 	name := "full grid"
 	if link > 0 {
 		name = fmt.Sprintf("link grid %d", link)
@@ -214,7 +224,7 @@ func pofoPass(ctx context.Context, st leverro.Strategy, c *instances.Chain, budg
 	last, steady, own := 0, 0, 0.0
 	for s := min(pofoFirstSlots, slots); ; s = min(2*s, slots) {
 		start := time.Now()
-		out, err := st.Run(c, budget, beta, leverro.Options{Slots: s, LinkSlots: link, MaxStates: pofoMaxStates, Deadline: deadline, Incumbent: best.fluid})
+		out, err := st.Run(c, budget, beta, leverro.Options{Slots: s, LinkSlots: link, MaxStates: pofoMaxStates, Deadline: deadline, Incumbent: best.fluid, Remat: remat})
 		if errors.Is(err, dp.ErrTooManyStates) && last > 0 {
 			return fmt.Sprintf("%s: up to %d slots, %d: more than %d states", name, last, s, pofoMaxStates), nil
 		}
@@ -225,16 +235,19 @@ func pofoPass(ctx context.Context, st leverro.Strategy, c *instances.Chain, budg
 			return "", err
 		}
 		last = s
+		// The best run is the one whose schedule is fastest under strict timing (not the
+		// fastest fluid plan: whole tensors can make it slower), a rematerialization
+		// sequence weighed by pofo included.
+		if out.Feasible && (!best.out.Feasible || out.Report.Exact.Cmp(best.out.Report.Exact) < 0) {
+			best.out, best.grid = out, fmt.Sprintf("%d slots", s)
+			if link > 0 && link < s {
+				best.grid += fmt.Sprintf(", link grid %d", link)
+			}
+		}
 		switch {
-		case out.Feasible:
+		case out.Feasible && out.ModelPlan != nil:
 			if best.fluid == 0 || out.ModelFluid.Makespan < best.fluid {
 				best.fluid = out.ModelFluid.Makespan
-			}
-			if !best.out.Feasible || out.Report.Exact.Cmp(best.out.Report.Exact) < 0 {
-				best.out, best.grid = out, fmt.Sprintf("%d slots", s)
-				if link > 0 && link < s {
-					best.grid += fmt.Sprintf(", link grid %d", link)
-				}
 			}
 			// Converged: two doublings in a row moved this pass's makespan by less than 0.1 %.
 			if own > 0 && out.ModelFluid.Makespan >= own*(1-1e-3) {
@@ -257,4 +270,29 @@ func pofoPass(ctx context.Context, st leverro.Strategy, c *instances.Chain, budg
 			return fmt.Sprintf("%s: up to %d of %d slots in time", name, last, slots), nil
 		}
 	}
+}
+
+// rematCandidates returns the rematerialization sequences the combined lever weighs at budget
+// (every sequence of 004 is a combined schedule without transfers) and a note naming them:
+// the remat lever's best verified sequence when it ran earlier in this certification
+// (Input.Earlier), else C_MP exact in bytes within deadline (leverro.RematCandidate). An empty,
+// non-nil slice when neither is at hand: pofo then weighs its own plan without offloading only.
+func rematCandidates(in Input, budget int64, deadline time.Time) ([]schedule.Sequence, string) {
+	if lr := in.Earlier["remat"]; lr != nil {
+		var best *Row
+		for i := range lr.Rows {
+			r := &lr.Rows[i]
+			if r.Feasible && r.Sequence != nil && (best == nil || r.Makespan < best.Makespan) {
+				best = r
+			}
+		}
+		if best != nil {
+			return []schedule.Sequence{best.Sequence}, fmt.Sprintf("the remat lever's %s sequence (no transfers)", best.Strategy)
+		}
+	}
+	seq, err := leverro.RematCandidate(in.Chain, budget, deadline, memoryLimit(in), 0)
+	if err != nil || seq == nil {
+		return []schedule.Sequence{}, ""
+	}
+	return []schedule.Sequence{seq}, "C_MP exact in bytes (no transfers)"
 }

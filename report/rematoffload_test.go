@@ -2,6 +2,8 @@ package report
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -99,4 +101,55 @@ func TestRematOffloadShare(t *testing.T) {
 		}
 	}
 	assert.True(t, stopped || err != nil, "%+v", lr.Rows)
+}
+
+// genRandom is `memsched gen random --seed seed --stages n --integer --max-size size
+// --max-time tmax` (its defaults: ā and overheads drawn).
+func genRandom(seed uint64, n int, size int64, tmax float64) *instances.Chain {
+	return instances.Random(rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), instances.RandomParams{
+		Stages: n, MaxSize: size, MaxTime: tmax, Integer: true, WithABar: true, WithOverheads: true})
+}
+
+// TestCertifyRematOffloadNeverSlowerThanRemat: in certify the combined lever's best schedule,
+// and pofo's row, are never slower than the remat lever's best verified sequence, which the
+// combined lever weighs as a schedule without transfers (issue 29's wrong answer 2). Seed 120
+// (7 stages) at 913 B and 8 B/s: pofo was 86.25 s against persistent 75 s; seed 123 (5 stages)
+// at 920 B and 1 B/s: the remat lever's floating sequence (99 s, outside the combined class)
+// against pofo's 110 s; then 40 random chains of 4–7 stages.
+func TestCertifyRematOffloadNeverSlowerThanRemat(t *testing.T) {
+	levers := map[string]Lever{"remat": Remat{}, "remat-offload": RematOffload{}}
+	check := func(c *instances.Chain, budget int64, beta float64, name string) (remat, pofo float64) {
+		rep, err := Certify(context.Background(), Input{Chain: c, Budget: budget, Bandwidth: beta, TimeLimit: 20 * time.Second}, levers)
+		require.NoError(t, err, name)
+		rm, ro := rep.Levers["remat"], rep.Levers["remat-offload"]
+		if rm.Best == "" {
+			return 0, 0
+		}
+		require.NotEmpty(t, ro.Best, name)
+		assert.LessOrEqual(t, ro.BestAt, rm.BestAt*(1+1e-12), name)
+		require.Equal(t, "pofo", ro.Rows[0].Strategy)
+		require.True(t, ro.Rows[0].Feasible, name)
+		assert.LessOrEqual(t, ro.Rows[0].Makespan, rm.BestAt*(1+1e-12), name)
+		return rm.BestAt, ro.Rows[0].Makespan
+	}
+	remat, pofo := check(genRandom(120, 7, 200, 10), 913, 8, "seed 120")
+	assert.Equal(t, 75.0, remat)
+	assert.Equal(t, 75.0, pofo)
+	remat, pofo = check(genRandom(123, 5, 200, 10), 920, 1, "seed 123")
+	assert.Equal(t, 99.0, remat)
+	assert.LessOrEqual(t, pofo, 99.0)
+
+	r := rand.New(rand.NewPCG(29, 636))
+	n := 40
+	if testing.Short() {
+		n = 10
+	}
+	for k := 0; k < n; k++ {
+		c := genRandom(r.Uint64(), 4+r.IntN(4), 200, 10)
+		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		lo := verify.MinBudget(c)
+		budget := lo + r.Int64N(max(1, (sa.Peak-lo)*4/5))
+		check(c, budget, float64(1+r.IntN(16)), fmt.Sprintf("draw %d: M = %d", k, budget))
+	}
 }

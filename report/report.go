@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
 )
 
 // Input is what a certification is about. Memory is in bytes (a^0 included), time in seconds.
@@ -43,6 +44,10 @@ type Input struct {
 	// LeverDone, when non-nil, is called (from Certify's goroutine) with each lever's report as
 	// soon as it is complete, so that an interrupted run can still print the finished ones.
 	LeverDone func(*LeverReport)
+	// Earlier holds the reports of the levers that ran before this one in the same
+	// certification (Certify fills it): a lever whose model contains another's schedules
+	// (remat-offload contains remat's) weighs their verified ones.
+	Earlier map[string]*LeverReport
 }
 
 // Progress receives progress of long computations. Implementations must be safe for
@@ -107,6 +112,9 @@ type Row struct {
 	Verified bool    `json:"verified"`
 	Seconds  float64 `json:"seconds"`
 	Note     string  `json:"note,omitempty"`
+	// Sequence is the verified rematerialization sequence of a remat row (nil otherwise):
+	// the combined lever weighs the remat lever's best as one of its schedules.
+	Sequence schedule.Sequence `json:"-"`
 }
 
 // LeverReport is one lever's table.
@@ -213,6 +221,7 @@ func Certify(ctx context.Context, in Input, levers map[string]Lever) (*Report, e
 		}
 		lctx, lin, cancel := ShareTime(ctx, in, len(running))
 		running = running[1:]
+		lin.Earlier = rep.Levers
 		start := time.Now()
 		lr, err := lv.Run(lctx, lin)
 		cancel()

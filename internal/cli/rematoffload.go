@@ -71,7 +71,8 @@ type ComboDP struct {
 type ComboResult struct {
 	Algo     string `json:"algo"`
 	Feasible bool   `json:"feasible"`
-	// ModelMakespan is the algorithm's plan's makespan in the fluid model of SPEC §6;
+	// ModelMakespan is the algorithm's plan's makespan in the fluid model of SPEC §6 (null
+	// when the algorithm found no plan and its schedule is a rematerialization sequence);
 	// Makespan the strict re-timed schedule's (verify/combined.Check), after polishing kept
 	// Kept of the inputs the plan offloads (Plan is the plan that was re-timed).
 	ModelMakespan  *float64               `json:"model_makespan"`
@@ -304,10 +305,16 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 			return nil, fmt.Errorf("remat-offload: %s's verified makespan %g is below the class bound %g (bug)", a, sm, *cb)
 		}
 		res.Feasible, res.Verified = true, true
-		res.ModelMakespan, res.Makespan, res.Ratio = &fm, &sm, &ratio
+		res.Makespan, res.Ratio = &sm, &ratio
+		if out.ModelPlan != nil {
+			res.ModelMakespan = &fm
+		}
 		res.Peak, res.Idle = out.Report.Peak, out.Report.Idle
 		res.Offloaded, res.OffloadedBytes, res.Kept = out.Report.Offloaded, out.Report.OffloadedBytes, out.Kept
 		res.Plan, res.Schedule = out.Plan, out.Schedule
+		if out.Source != "" {
+			res.Note = "the schedule is " + out.Source + ": faster under strict timing than the plan's"
+		}
 		rep.Results = append(rep.Results, res)
 	}
 	return rep, nil
@@ -349,12 +356,19 @@ func printRematOffload(io *IO, rep *ComboReport) error {
 			}
 			name += " (" + mode + ")"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%+.2f%%\t%d (%s)\t%s\tyes\t%.2f s\n", name, instances.FormatDuration(*r.ModelMakespan),
+		model := "-"
+		if r.ModelMakespan != nil {
+			model = instances.FormatDuration(*r.ModelMakespan)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%+.2f%%\t%d (%s)\t%s\tyes\t%.2f s\n", name, model,
 			instances.FormatDuration(*r.Makespan), 100*(*r.Ratio-1), r.Offloaded, instances.FormatSize(r.OffloadedBytes),
 			instances.FormatSize(r.Peak), r.Seconds)
 	}
 	for _, r := range rep.Results {
-		if r.Feasible && len(rep.Results) == 1 {
+		if r.Feasible && r.Note != "" {
+			fmt.Fprintf(w, "\nnote (%s)\t%s\n", r.Algo, r.Note)
+		}
+		if r.Feasible && len(rep.Results) == 1 && r.Plan != nil {
 			fmt.Fprintf(w, "\nplan\t%v\n", r.Plan)
 		}
 	}

@@ -43,6 +43,12 @@ type Options struct {
 	// NoPolish reports the strategy's plan as it is; by default inputs it offloads are kept
 	// one at a time while that shortens the strict schedule (polish).
 	NoPolish bool
+	// Remat are rematerialization sequences already verified at this budget (certify passes
+	// the remat lever's best): pofo weighs each, as a combined schedule without transfers,
+	// against its own by strict makespan. When nil, pofo weighs C_MP exact in bytes
+	// (RematCandidate) — so that pofo is never slower than rematerialization alone, whatever
+	// its slots; an empty non-nil slice weighs nothing more.
+	Remat []schedule.Sequence
 }
 
 // Strategy is one strategy of the combined lever.
@@ -127,6 +133,11 @@ type Outcome struct {
 	ModelFluid combined.FluidResult
 	// Kept is the number of inputs polishing kept.
 	Kept int
+	// Source says where Schedule comes from when it is not the strategy's plan re-timed:
+	// a rematerialization sequence without transfers that was faster (Options.Remat, or C_MP
+	// exact in bytes). Plan is then that sequence read as a plan of the class (PlanOf), or nil
+	// when it is not one (a floating sequence), and Fluid its fluid makespan (zero when nil).
+	Source string
 }
 
 // Run runs the strategy on chain c under budget bytes (everything counted) with a link of beta
@@ -136,8 +147,18 @@ type Outcome struct {
 func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options) (Outcome, error) {
 	p, r, err := s.plan(c, budget, beta, o)
 	out := Outcome{DP: r}
-	if err != nil || p == nil {
+	if err != nil {
 		return out, err
+	}
+	if p == nil {
+		// No plan (none fits with these slots, or none beats Options.Incumbent): a
+		// rematerialization sequence may still fit.
+		if s.alt != nil && !o.NoPolish {
+			if err := weighRemat(c, budget, beta, o, &out); err != nil {
+				return out, fmt.Errorf("%s: %w", s.Name, err)
+			}
+		}
+		return out, nil
 	}
 	fl, err := combined.Fluid(c, budget, beta, p)
 	if err != nil {
@@ -192,7 +213,98 @@ func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options)
 	}
 	out.Feasible, out.Plan, out.Fluid, out.Schedule, out.Report = true, p, fl, sch, rep2
 	out.Kept = max(0, out.ModelPlan.Offloaded()-p.Offloaded())
+	if s.alt != nil && !o.NoPolish {
+		if err := weighRemat(c, budget, beta, o, &out); err != nil {
+			return out, fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
 	return out, nil
+}
+
+// weighRemat replaces out's schedule by a rematerialization sequence without transfers when
+// that is faster under strict timing: o.Remat, or without them C_MP exact in bytes
+// (RematCandidate). A candidate that verify/combined rejects is an error: the caller said it
+// was verified at this budget.
+func weighRemat(c *instances.Chain, budget int64, beta float64, o Options, out *Outcome) error {
+	cands, source := o.Remat, "the verified rematerialization sequence given (no transfers)"
+	if cands == nil {
+		cutoff := 0.0
+		if out.Feasible {
+			cutoff = out.Report.Makespan
+		}
+		seq, err := RematCandidate(c, budget, o.Deadline, o.MaxMemory, cutoff)
+		if err != nil {
+			return err
+		}
+		if seq == nil {
+			return nil
+		}
+		cands, source = []schedule.Sequence{seq}, "C_MP exact in bytes (no transfers)"
+	}
+	for _, seq := range cands {
+		sch := SequenceSchedule(seq)
+		rep, err := combined.Check(c, budget, beta, sch)
+		if err != nil {
+			return fmt.Errorf("a rematerialization sequence weighed as a combined schedule is invalid: %w", err)
+		}
+		if rep.Peak > budget {
+			return fmt.Errorf("a rematerialization sequence weighed as a combined schedule peaks at %d B, above the budget %d B", rep.Peak, budget)
+		}
+		if out.Feasible && rep.Exact.Cmp(out.Report.Exact) >= 0 {
+			continue
+		}
+		out.Feasible, out.Schedule, out.Report, out.Source, out.Kept = true, sch, rep, source, 0
+		out.Plan, out.Fluid = nil, combined.FluidResult{}
+		if p, err := schedule.PlanOf(c.Len(), seq); err == nil {
+			if fl, err := combined.Fluid(c, budget, beta, p); err == nil && fl.Feasible {
+				out.Plan, out.Fluid = p, fl
+			}
+		}
+	}
+	return nil
+}
+
+// SequenceSchedule is the combined schedule of a 004 sequence with no transfers: the compute
+// stream alone.
+func SequenceSchedule(seq schedule.Sequence) *schedule.Combined {
+	sch := &schedule.Combined{Ops: make([]schedule.CombinedOp, len(seq))}
+	for i, op := range seq {
+		sch.Ops[i] = schedule.CombinedOp{Op: op}
+	}
+	return sch
+}
+
+// RematCandidate returns the best persistent sequence at budget, C_MP exact in bytes
+// (dp.PersistentExact), within deadline and maxMemory (0: dp's default), pruned by cutoff
+// (a makespan already reached; 0: none): nil when no persistent sequence fits, when none is
+// faster than cutoff, or when the table is out of reach (too large, stopped by the deadline)
+// — the caller then keeps what it has. Its makespan is also its strict makespan as a
+// combined schedule without transfers.
+func RematCandidate(c *instances.Chain, budget int64, deadline time.Time, maxMemory int64, cutoff float64) (schedule.Sequence, error) {
+	eopt := dp.ExactOptions{MaxMemory: maxMemory, Cutoff: cutoff}
+	if !deadline.IsZero() {
+		if !time.Now().Before(deadline) {
+			return nil, nil
+		}
+		stop := make(chan struct{})
+		t := time.AfterFunc(time.Until(deadline), func() { close(stop) })
+		defer t.Stop()
+		eopt.Stop = stop
+	}
+	pe, err := dp.NewPersistentExact(c, budget, eopt)
+	var be *dp.BreakpointError
+	var tl *dp.TooLargeError
+	if errors.Is(err, dp.ErrStopped) || errors.As(err, &be) || errors.As(err, &tl) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, err := pe.Solve(budget)
+	if err != nil || !r.Feasible {
+		return nil, err
+	}
+	return r.Sequence, nil
 }
 
 // polish keeps the plan's offloaded inputs one at a time — the first whose keeping shortens
