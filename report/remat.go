@@ -341,12 +341,14 @@ func rematRow(c *instances.Chain, budget int64, name string, seq schedule.Sequen
 	if err != nil {
 		return row, fmt.Errorf("%s returned an invalid sequence: %w", name, err)
 	}
-	row.Verified, row.Makespan, row.Peak = true, sim.Makespan, sim.Peak
-	if sim.Peak <= budget {
-		row.Feasible, row.Sequence = true, seq
-	} else {
+	row.Peak = sim.Peak
+	if sim.Peak > budget {
+		// Replayed, but not a schedule of the budget: no makespan, not "verified" (its peak
+		// says why).
 		row.Note = fmt.Sprintf("peak %s exceeds the budget", instances.FormatSize(sim.Peak))
+		return row, nil
 	}
+	row.Feasible, row.Verified, row.Makespan, row.Sequence = true, true, sim.Makespan, seq
 	return row, nil
 }
 

@@ -23,7 +23,9 @@ import (
 // RematOffloadTime allows (see pofoRefined). Bounds: Σ(u_f+u_b), global; on chains of at most
 // rematOffloadExactStages stages with β·u a whole number of bytes, the optimum of the class in
 // the fluid model without the turn's idle (dp.Combined exact), which bounds the class's strict
-// schedules only — every row of this lever is one, but not the other levers' schedules.
+// schedules only (Scope Class) — not the other levers' schedules, which are strict schedules
+// of the combined model too (a remat sequence is one without transfers): it never makes a
+// ratio, "optimal" or "none fits" (Summarize).
 type RematOffload struct{}
 
 // Name returns "remat-offload".
@@ -89,7 +91,7 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 		case !r.ExactLink:
 			lr.Notes = append(lr.Notes, "bound: the class optimum needs β·u to be a whole number of bytes for every operation")
 		default:
-			b := Bound{Name: "class optimum, fluid, free turn", Kind: DPRelaxation, Seconds: time.Since(start).Seconds(),
+			b := Bound{Name: "class optimum, fluid, free turn", Kind: DPRelaxation, Scope: Class, Seconds: time.Since(start).Seconds(),
 				Note: "dp.Combined in bytes: the combined class's optimum in the fluid model without the turn's idle (a relaxation of strict timing); bounds the strict schedules of the class only, not other levers' schedules (docs/remat-offload.md)"}
 			if r.Feasible {
 				b.Value = r.Fluid.Makespan

@@ -81,10 +81,26 @@ const (
 	Relaxation BoundKind = "relaxation"
 )
 
+// Scope is which schedules a bound bounds (SPEC §5: every printed bound says its scope).
+type Scope string
+
+const (
+	// Global: every schedule of the lever's model (004's sequences, 001's Problem 1, 002's
+	// periodic schedules, SPEC §6's strict combined schedules), whoever produced it. The empty
+	// Scope means Global: every bound is global unless it says otherwise.
+	Global Scope = "global"
+	// Class: only the schedules of one strategy's class (the combined DP's segment plans);
+	// a schedule outside the class may be faster. Such a bound is printed with its scope but
+	// never makes a ratio, a bracket or "optimal", nor proves that nothing fits.
+	Class Scope = "class"
+)
+
 // Bound is one certified lower bound on the optimal makespan (or period).
 type Bound struct {
 	Name string    `json:"name"`
 	Kind BoundKind `json:"certified_by"`
+	// Scope is what the bound bounds (Global when empty; Summarize writes it out).
+	Scope Scope `json:"scope"`
 	// Value is the bound in seconds; with Infeasible it is +Inf (JSON: omitted).
 	Value float64 `json:"value,omitempty"`
 	// Infeasible: the bound proves that no schedule fits the budget.
@@ -108,7 +124,9 @@ type Row struct {
 	Makespan float64 `json:"makespan,omitempty"`
 	Peak     int64   `json:"peak_memory,omitempty"`
 	// Ratio is Makespan over the best certified lower bound (≥ Makespan / OPT).
-	Ratio    float64 `json:"ratio,omitempty"`
+	Ratio float64 `json:"ratio,omitempty"`
+	// Verified: the schedule was replayed by the lever's validator and fits the budget (a row
+	// that does not fit is never "verified", even where its peak was measured by a replay).
 	Verified bool    `json:"verified"`
 	Seconds  float64 `json:"seconds"`
 	Note     string  `json:"note,omitempty"`
@@ -126,7 +144,9 @@ type LeverReport struct {
 	Measure string  `json:"measure,omitempty"`
 	Rows    []Row   `json:"strategies,omitempty"`
 	Bounds  []Bound `json:"bounds,omitempty"`
-	// BestBound is the largest certified lower bound (0 when none), BestBoundBy its name.
+	// BestBound is the largest certified lower bound of Global scope (0 when none),
+	// BestBoundBy its name: class-only bounds never enter it (nor the ratios, Optimal, or
+	// Infeasible).
 	BestBound   float64 `json:"best_bound,omitempty"`
 	BestBoundBy string  `json:"best_bound_by,omitempty"`
 	// Infeasible: a bound proves no schedule of this lever fits.
@@ -135,6 +155,15 @@ type LeverReport struct {
 	Best    string  `json:"best,omitempty"`
 	BestAt  float64 `json:"best_makespan,omitempty"`
 	Optimal bool    `json:"optimal"`
+	// Stopped: the lever's time share ran out before it returned (Certify sets it).
+	Stopped bool `json:"stopped,omitempty"`
+	// Outcome sums the lever up in the words of certify's summary (Summarize): "optimal" (a
+	// verified schedule meets a global bound), "bracketed" (the optimum lies between
+	// BestBound and BestAt), "infeasible" (a global bound proves that nothing fits), "not run
+	// (time)" (no schedule fits among those found before the time share ran out: nothing is
+	// proven), "none found" (the strategies that ran found none; nothing proves that none
+	// fits), or "no bound" (a schedule without any bound above zero).
+	Outcome string `json:"outcome,omitempty"`
 	// Notes say which bounds were out of reach and what was used instead.
 	Notes []string `json:"notes,omitempty"`
 	// TimeBudget is the lever's share of the time limit in seconds (0: no limit), Seconds the
@@ -224,6 +253,7 @@ func Certify(ctx context.Context, in Input, levers map[string]Lever) (*Report, e
 		lin.Earlier = rep.Levers
 		start := time.Now()
 		lr, err := lv.Run(lctx, lin)
+		stopped := lctx.Err() != nil && ctx.Err() != context.Canceled
 		cancel()
 		if in.Progress != nil {
 			in.Progress.Done()
@@ -236,7 +266,7 @@ func Certify(ctx context.Context, in Input, levers map[string]Lever) (*Report, e
 		if err != nil {
 			return rep, fmt.Errorf("report: %s: %w", name, err)
 		}
-		lr.Lever = name
+		lr.Lever, lr.Stopped = name, stopped
 		lr.Seconds = time.Since(start).Seconds()
 		if lin.TimeLimit > 0 {
 			lr.TimeBudget = lin.TimeLimit.Seconds()
@@ -267,12 +297,18 @@ func ShareTime(ctx context.Context, in Input, k int) (context.Context, Input, co
 	return lctx, in, cancel
 }
 
-// Summarize fills the best bound, every row's ratio, and the best strategy.
+// Summarize fills the best bound, every row's ratio, the best strategy and the outcome. Only
+// bounds of Global scope count (a class-only bound bounds the class's plans, not the model's
+// other schedules, SPEC §5): they make the best bound, the ratios, Optimal and Infeasible.
 func Summarize(lr *LeverReport) {
 	lr.BestBound, lr.BestBoundBy, lr.Infeasible = 0, "", false
 	bestExact := false
-	for _, b := range lr.Bounds {
-		if b.Infeasible {
+	for i := range lr.Bounds {
+		b := &lr.Bounds[i]
+		if b.Scope == "" {
+			b.Scope = Global
+		}
+		if b.Infeasible || b.Scope != Global {
 			continue
 		}
 		// On a tie (relative 1e-12) an exact bound (an optimum) names the best bound: it says more.
@@ -282,7 +318,7 @@ func Summarize(lr *LeverReport) {
 		}
 	}
 	for _, b := range lr.Bounds {
-		if b.Infeasible { // a proof that nothing fits outranks every finite bound
+		if b.Infeasible && b.Scope == Global { // a proof that nothing fits outranks every finite bound
 			lr.Infeasible, lr.BestBound, lr.BestBoundBy = true, 0, b.Name
 			break
 		}
@@ -292,6 +328,7 @@ func Summarize(lr *LeverReport) {
 		r := &lr.Rows[i]
 		r.Ratio = 0
 		if !r.Feasible {
+			r.Verified = false // what does not fit was not verified as a schedule (issue 29)
 			continue
 		}
 		if lr.BestBound > 0 {
@@ -304,6 +341,26 @@ func Summarize(lr *LeverReport) {
 	if lr.Best != "" && lr.BestBound > 0 && lr.BestAt <= lr.BestBound*(1+1e-9) {
 		lr.Optimal = true
 	}
+	lr.Outcome = outcome(lr)
+}
+
+// outcome is LeverReport.Outcome ("" for a skipped lever).
+func outcome(lr *LeverReport) string {
+	switch {
+	case lr.Skipped != "":
+		return ""
+	case lr.Infeasible:
+		return "infeasible"
+	case lr.Best == "" && lr.Stopped:
+		return "not run (time)"
+	case lr.Best == "":
+		return "none found"
+	case lr.Optimal:
+		return "optimal"
+	case lr.BestBound > 0:
+		return "bracketed"
+	}
+	return "no bound"
 }
 
 func contains(list []string, s string) bool {

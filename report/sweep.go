@@ -382,9 +382,9 @@ func (s *sweeper) remat(ctx context.Context) {
 				}
 			}
 			p.Rows = append(p.Rows, row)
-			row = Row{Strategy: "store-all", Verified: true}
+			row = Row{Strategy: "store-all"}
 			if all.Peak <= b {
-				row.Feasible, row.Makespan, row.Peak = true, all.Makespan, all.Peak
+				row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, all.Makespan, all.Peak
 			}
 			p.Rows = append(p.Rows, row)
 			s.emit(ctx, p, bounds)

@@ -49,13 +49,22 @@ to 200 stages) decides. When an exact bound is out of reach the strongest bound 
 used and the report says so.
 
 Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all, ilp),
-act-offload (activation offloading, 001: none, greedy, dynprog, vdnn, exact, and the exact MILP's
-guided row and bound within --time-limit; needs --bandwidth),
+act-offload (activation offloading, 001: none, greedy, dynprog, vdnn, split, exact, and the exact
+MILP's guided row and bound within --time-limit; needs --bandwidth),
 weight-offload (002: greedy, greedy-nodiscount, greedy-reserve, l2l, milp-guided; needs
 --bandwidth and weights in the chain), remat-offload (rematerialization and activation
 offloading together, SPEC §6: pofo, remat-then-offload, offload-then-remat, strict makespans;
-needs --bandwidth; the DP refines its slots for 10 s). A lever whose data is missing is skipped
-with a one-line reason; memsched assumes no bandwidth.
+bounds Σ(u_f+u_b) and the relaxation MILP (milp/combinedlb), global, and on small integer chains
+the DP's class optimum, class only; needs --bandwidth; the DP refines its slots for 10 s). A
+lever whose data is missing is skipped with a one-line reason; memsched assumes no bandwidth.
+
+Each bound says its scope: global (every schedule of the lever's model, whoever made it) or
+class only (the plans of one strategy's class). The ratios, the best bound, "optimal" and "none
+fits" use global bounds only. The summary says, for each lever, "optimal (meets the bound)", the
+bracket [best global bound, best verified schedule], "none fits" (a global bound proves that no
+schedule fits), "none found" (no strategy found one; nothing proves that none exists) or "not
+run (time)" (its time share ran out first); --json gives the same as each lever's "outcome". A
+row that does not fit the budget is never "verified" and has no makespan.
 
 What --mem covers is each lever's model: remat, act-offload and remat-offload count
 activations and temporaries, not the weights (a note says how much the chain's weights take);
@@ -140,7 +149,7 @@ func checkTimeLimit(limit float64) error {
 
 // runCertify certifies; start is when the command began, from which --time-limit counts.
 func runCertify(ctx context.Context, start time.Time, opts *CertifyOptions, io *IO) error {
-	budget, err := sizeFlag("--mem", opts.Mem)
+	budget, err := budgetFlag("--mem", opts.Mem)
 	if err != nil {
 		return err
 	}
@@ -243,7 +252,7 @@ func printCertify(rep *report.Report, io *IO) error {
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Strategy, instances.FormatDuration(r.Makespan), instances.FormatSize(r.Peak), ratio, yesNo(r.Verified))
 		}
-		fmt.Fprintf(w, "\nbound\tvalue\tcertified by\t\t\n")
+		fmt.Fprintf(w, "\nbound\tvalue\tcertified by\tscope\t\n")
 		for _, b := range lr.Bounds {
 			v := "infeasible"
 			if !b.Infeasible {
@@ -259,9 +268,12 @@ func printCertify(rep *report.Report, io *IO) error {
 			if b.Exact {
 				by += " (exact)"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t\t\n", b.Name, v, by)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t\n", b.Name, v, by, scopeText(b.Scope))
 		}
 		w.Flush()
+		if hasClassBound(lr) {
+			fmt.Fprintln(io.Out, "note: a class-only bound bounds the plans of its strategy's class, not every schedule of the model: the ratios and the summary use the global bounds only")
+		}
 		for _, n := range lr.Notes {
 			fmt.Fprintln(io.Out, "note: "+n)
 		}
@@ -269,22 +281,31 @@ func printCertify(rep *report.Report, io *IO) error {
 	}
 	fmt.Fprintln(io.Out, "\n== summary ==")
 	w = tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "lever\tbest strategy\ttime\tbest bound\tbracket\n")
+	fmt.Fprintf(w, "lever\tbest strategy\ttime\tbest global bound\tbracket\n")
 	for _, name := range rep.Order {
 		lr := rep.Levers[name]
+		bound := "-"
+		if lr.BestBound > 0 {
+			bound = fmt.Sprintf("%s (%s)", instances.FormatDuration(lr.BestBound), lr.BestBoundBy)
+		}
 		switch {
 		case lr.Skipped != "":
 			fmt.Fprintf(w, "%s\tskipped\t\t\t%s\n", name, lr.Skipped)
 		case lr.Infeasible:
-			fmt.Fprintf(w, "%s\tnone fits\t-\tinfeasible (%s)\t\n", name, lr.BestBoundBy)
+			fmt.Fprintf(w, "%s\tnone fits\t-\tinfeasible (%s)\tproven: no schedule fits\n", name, lr.BestBoundBy)
+		case lr.Best == "" && lr.Stopped:
+			fmt.Fprintf(w, "%s\tnot run (time)\t-\t%s\tnothing found or proven before its time share ran out\n", name, bound)
 		case lr.Best == "":
-			fmt.Fprintf(w, "%s\tnone fits\t-\t%s (%s)\t\n", name, instances.FormatDuration(lr.BestBound), lr.BestBoundBy)
+			fmt.Fprintf(w, "%s\tnone found\t-\t%s\tno strategy found a schedule; none is proven impossible\n", name, bound)
 		default:
-			bracket := fmt.Sprintf("optimum in [%s, %s]", instances.FormatDuration(lr.BestBound), instances.FormatDuration(lr.BestAt))
-			if lr.Optimal {
+			bracket := "no bound above zero"
+			switch {
+			case lr.Optimal:
 				bracket = "optimal (meets the bound)"
+			case lr.BestBound > 0:
+				bracket = fmt.Sprintf("optimum in [%s, %s]", instances.FormatDuration(lr.BestBound), instances.FormatDuration(lr.BestAt))
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s (%s)\t%s\n", name, lr.Best, instances.FormatDuration(lr.BestAt), instances.FormatDuration(lr.BestBound), lr.BestBoundBy, bracket)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", name, lr.Best, instances.FormatDuration(lr.BestAt), bound, bracket)
 		}
 	}
 	w.Flush()
@@ -308,6 +329,24 @@ func leverTime(lr *report.LeverReport) string {
 		}
 	}
 	return line
+}
+
+// scopeText is a bound's scope as printed: "global" or "class only".
+func scopeText(s report.Scope) string {
+	if s == report.Class {
+		return "class only"
+	}
+	return "global"
+}
+
+// hasClassBound says whether some bound of lr is class-only.
+func hasClassBound(lr *report.LeverReport) bool {
+	for _, b := range lr.Bounds {
+		if b.Scope == report.Class {
+			return true
+		}
+	}
+	return false
 }
 
 func orDash(s string) string {

@@ -234,3 +234,99 @@ func TestCertifyWeightsResident(t *testing.T) {
 		assert.Contains(t, strings.Join(small.Levers[lever].Notes, "\n"), "fill the budget", lever)
 	}
 }
+
+// TestCertifyClassBoundScope (issue 29, wrong answer 1): on `gen random --seed 123 --stages 5
+// --integer --max-size 200 --max-time 10` at 920 B and 1 B/s, certify called remat-offload's
+// 110 s "optimal (meets the bound)" with the combined DP's class-only bound, while the remat
+// lever's floating sequence (99 s) is a strict combined schedule too. The class bound is
+// listed with its scope; the ratio, bracket and summary use global bounds only, and say so.
+// Store-all's peak above the budget is written in KiB, not "0.00 MiB".
+func TestCertifyClassBoundScope(t *testing.T) {
+	chain := filepath.Join(t.TempDir(), "c123.json")
+	code, _, stderr := run(t, "gen", "random", "--seed", "123", "--stages", "5", "--integer", "--max-size", "200", "--max-time", "10", "-o", chain)
+	require.Equal(t, 0, code, stderr)
+	args := []string{"certify", "--chain", chain, "--mem", "920B", "--bandwidth", "1B/s", "--time-limit", "10"}
+	code, out, stderr := run(t, args...)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `class optimum, fluid, free turn\s+110\.000 s\s+DP relaxation\s+class only`, out)
+	assert.Contains(t, out, "the ratios and the summary use the global bounds only")
+	assert.Contains(t, out, "best global bound")
+	assert.NotRegexp(t, `remat-offload\s+\S+\s+110\.000 s\s+110\.000 s \(class optimum`, out)
+	assert.NotContains(t, out, "0.00 MiB")
+	assert.Contains(t, out, "peak 1.24 KiB exceeds the budget")
+
+	code, out, stderr = run(t, append(args, "--json")...)
+	require.Equal(t, 0, code, stderr)
+	var rep report.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	ro := rep.Levers["remat-offload"]
+	require.NotNil(t, ro)
+	assert.Equal(t, 99.0, rep.Levers["remat"].BestAt)
+	if ro.BestAt > 99 {
+		assert.False(t, ro.Optimal, "remat-offload %g s is not optimal: a 99 s schedule of its model exists", ro.BestAt)
+	}
+	assert.LessOrEqual(t, ro.BestBound, 99.0)
+	for _, b := range ro.Bounds {
+		if strings.HasPrefix(b.Name, "class optimum") {
+			assert.Equal(t, report.Class, b.Scope)
+		} else {
+			assert.Equal(t, report.Global, b.Scope, b.Name)
+		}
+	}
+}
+
+// TestCertifyNotRunIsNotInfeasible (issue 29, wrong answer 3): with a time limit too short
+// for anything, certify's summary said "none fits" for levers that never ran (ResNet-50 at
+// 1 GiB, whose smallest feasible budget is 802 MiB). "none fits" is said only where a bound
+// proves it (act-offload's fractional relaxation here); a lever stopped by its time share is
+// "not run (time)", in the text and in the JSON's outcome.
+func TestCertifyNotRunIsNotInfeasible(t *testing.T) {
+	chain := filepath.Join(t.TempDir(), "r50.json")
+	code, _, stderr := run(t, "gen", "zoo", "resnet", "--depth", "50", "-o", chain)
+	require.Equal(t, 0, code, stderr)
+	args := []string{"certify", "--chain", chain, "--mem", "1GiB", "--bandwidth", "12GB/s", "--time-limit", "0.001"}
+	code, out, stderr := run(t, args...)
+	require.Equal(t, 0, code, stderr)
+	summary := out[strings.Index(out, "== summary =="):]
+	assert.Regexp(t, `(?m)^remat\s+not run \(time\)`, summary)
+	assert.Regexp(t, `(?m)^act-offload\s+none fits\s+-\s+infeasible \(`, summary)
+	assert.NotRegexp(t, `(?m)^remat-offload\s+none fits`, summary)
+	assert.NotRegexp(t, `(?m)^remat\s+none fits`, summary)
+
+	code, out, stderr = run(t, append(args, "--json")...)
+	require.Equal(t, 0, code, stderr)
+	var rep report.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, "not run (time)", rep.Levers["remat"].Outcome)
+	assert.True(t, rep.Levers["remat"].Stopped)
+	assert.False(t, rep.Levers["remat"].Infeasible)
+	assert.Equal(t, "infeasible", rep.Levers["act-offload"].Outcome)
+	assert.NotEqual(t, "infeasible", rep.Levers["remat-offload"].Outcome)
+}
+
+// TestCertifyInfeasibleRowsNotVerified (issue 29, wrong answer 5): the toy chain's store-all
+// row at 90 MiB (peak 106.99 MiB) was `"feasible": false, "verified": true` with a makespan;
+// a consumer filtering on verified picked an over-budget schedule. A row that does not fit
+// carries no makespan and no "verified": true; its peak stays, with the note saying why.
+func TestCertifyInfeasibleRowsNotVerified(t *testing.T) {
+	code, out, stderr := run(t, "certify", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep report.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	seen := false
+	for name, lr := range rep.Levers {
+		for _, r := range lr.Rows {
+			if r.Feasible {
+				continue
+			}
+			assert.False(t, r.Verified, "%s/%s", name, r.Strategy)
+			assert.Zero(t, r.Makespan, "%s/%s", name, r.Strategy)
+			if name == "remat" && r.Strategy == "store-all" {
+				seen = true
+				assert.Equal(t, int64(112187147), r.Peak)
+				assert.Contains(t, r.Note, "peak 106.99 MiB exceeds the budget")
+			}
+		}
+	}
+	assert.True(t, seen, "the store-all row is there")
+}
