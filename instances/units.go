@@ -91,8 +91,8 @@ const (
 	MaxRate = 1e15
 )
 
-// ParseRate parses a bandwidth such as "12GB/s" or "16GiB/s" into bytes per second; a bare
-// number is bytes per second. The rate must lie in [MinRate, MaxRate].
+// ParseRate parses a bandwidth such as "12GB/s", "16GiB/s" or "1PB/s" into bytes per second
+// (the memory units of ParseSize and PB per second); a bare number is bytes per second. The rate must lie in [MinRate, MaxRate].
 func ParseRate(s string) (float64, error) {
 	x, unit, err := splitNumber(s)
 	if err != nil {
@@ -103,8 +103,11 @@ func ParseRate(s string) (float64, error) {
 	}
 	mem, ok := strings.CutSuffix(unit, "/s")
 	u, known := memoryUnits[mem]
+	if mem == "PB" { // MaxRate's unit: a rate unit only (sizes and chain files stop at TB, TiB)
+		u, known = 1e15, true
+	}
 	if !ok || !known {
-		return 0, fmt.Errorf("instances: rate %q: unknown unit %q (want e.g. B/s, MB/s, GB/s, GiB/s)", s, unit)
+		return 0, fmt.Errorf("instances: rate %q: unknown unit %q (want e.g. B/s, MB/s, GB/s, GiB/s, PB/s)", s, unit)
 	}
 	r := x * u
 	switch {
@@ -116,12 +119,15 @@ func ParseRate(s string) (float64, error) {
 	return r, nil
 }
 
-// FormatSize writes bytes in MiB with two decimals ("86.75 MiB"), in bytes below 1 KiB, in GiB
-// from 1 GiB and in TiB from 1 TiB (at most "8388608.00 TiB" for an int64).
+// FormatSize writes bytes in MiB with two decimals ("86.75 MiB"), in bytes below 1 KiB, in KiB
+// below 1 MiB ("2.50 KiB", never "0.00 MiB"), in GiB from 1 GiB and in TiB from 1 TiB (at most
+// "8388608.00 TiB" for an int64).
 func FormatSize(b int64) string {
 	switch {
 	case b < 1<<10 && b > -(1<<10):
 		return fmt.Sprintf("%d B", b)
+	case b < 1<<20 && b > -(1<<20):
+		return fmt.Sprintf("%.2f KiB", float64(b)/(1<<10))
 	case b < 1<<30 && b > -(1<<30):
 		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
 	case b < 1<<40 && b > -(1<<40):

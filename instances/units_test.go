@@ -40,11 +40,13 @@ func TestParseRate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1000.0, got)
 	for _, in := range []string{"0GB/s", "-1GB/s", "12GB", "12GB/h", "fast", "NaN", "InfGB/s",
-		"1e-30B/s", "0.5B/s", "1.1e15", "2PB/s"} {
+		"1e-30B/s", "0.5B/s", "1.1e15", "2PB/s", "1.5PB/s", "1PiB/s"} {
 		_, err := ParseRate(in)
 		assert.Error(t, err, in)
 	}
-	for _, in := range []string{"1B/s", "1e15", "1000TB/s"} {
+	// 1 PB/s, the upper limit every message names, in its own unit (issue 29: refused as an
+	// unknown unit).
+	for _, in := range []string{"1B/s", "1e15", "1000TB/s", "1PB/s", "0.5PB/s"} {
 		_, err := ParseRate(in)
 		assert.NoError(t, err, in, "the limits are inclusive")
 	}
@@ -77,7 +79,9 @@ func TestFormat(t *testing.T) {
 	for _, c := range []struct {
 		b    int64
 		want string
-	}{{90963968, "86.75 MiB"}, {12, "12 B"}, {2 << 30, "2.00 GiB"}, {3 << 40, "3.00 TiB"}, {math.MaxInt64, "8388608.00 TiB"}, {-5 << 30, "-5.00 GiB"}} {
+	}{{90963968, "86.75 MiB"}, {12, "12 B"}, {2 << 30, "2.00 GiB"}, {3 << 40, "3.00 TiB"}, {math.MaxInt64, "8388608.00 TiB"}, {-5 << 30, "-5.00 GiB"},
+		// Issue 29: a few KiB printed as "0.00 MiB".
+		{1023, "1023 B"}, {1024, "1.00 KiB"}, {1271, "1.24 KiB"}, {188 << 10, "188.00 KiB"}, {1<<20 - 1, "1024.00 KiB"}, {1 << 20, "1.00 MiB"}} {
 		assert.Equal(t, c.want, FormatSize(c.b))
 	}
 	for _, c := range []struct {

@@ -25,6 +25,7 @@ while IFS='|' read -r name args want; do
 	name=$(echo "$name" | xargs -0 | sed 's/^ *//;s/ *$//')
 	want=$(echo "$want" | sed 's/^ *//;s/ *$//')
 	eval "set -- $args"
+	[[ "${1:-}" == memsched_torch ]] && continue # the Python side's case (python/tests runs it)
 	set +e
 	"$bin" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
 	rc=$?

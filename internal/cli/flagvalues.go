@@ -19,6 +19,20 @@ func sizeFlag(name, v string) (int64, error) {
 	return b, nil
 }
 
+// budgetFlag parses a memory budget (--mem, --from, --to): a size as sizeFlag, and positive —
+// no schedule of any model runs in 0 B, so a zero budget is a mistake, refused with exit 2
+// naming the flag (one behaviour for one input, issue 29).
+func budgetFlag(name, v string) (int64, error) {
+	b, err := sizeFlag(name, v)
+	if err != nil {
+		return 0, err
+	}
+	if b == 0 {
+		return 0, usageErrorf("%s %s: a memory budget must be at least 1 B", name, v)
+	}
+	return b, nil
+}
+
 // rateFlag parses the value of the bandwidth flag name (e.g. "--bandwidth"); a bad value is a
 // usage error naming the flag (exit 2).
 func rateFlag(name, v string) (float64, error) {
@@ -95,7 +109,7 @@ func formatRate(r float64) string {
 	for _, u := range []struct {
 		name string
 		size float64
-	}{{"TB/s", 1e12}, {"GB/s", 1e9}, {"MB/s", 1e6}, {"KB/s", 1e3}} {
+	}{{"PB/s", 1e15}, {"TB/s", 1e12}, {"GB/s", 1e9}, {"MB/s", 1e6}, {"KB/s", 1e3}} {
 		if r >= u.size {
 			return fmt.Sprintf("%.4g %s", r/u.size, u.name)
 		}
@@ -111,6 +125,32 @@ func formatRatio(r float64, decimals int) string {
 		return fmt.Sprintf("%.4g", r)
 	}
 	return strconv.FormatFloat(r, 'f', decimals, 64)
+}
+
+// ratioTo is x over the bound b, where it means something: 1 where both are 0 (an all-zero
+// chain's schedule meets its bound), absent (nil) where only the bound is 0 — never NaN or
+// +Inf, which JSON cannot carry and no reader can use (issue 29: "+NaN%").
+func ratioTo(x, b float64) *float64 {
+	var r float64
+	switch {
+	case b > 0:
+		r = x / b
+	case x == 0 && b == 0:
+		r = 1
+	default:
+		return nil
+	}
+	return &r
+}
+
+// overBound writes x's excess over the bound b as a signed percentage ("+0.90%"), "-" where
+// ratioTo has no ratio.
+func overBound(x, b float64) string {
+	r := ratioTo(x, b)
+	if r == nil {
+		return "-"
+	}
+	return formatPercent(100 * (*r - 1))
 }
 
 // formatPercent writes a signed percentage with two decimals ("+0.90%"), as formatRatio beyond

@@ -26,7 +26,7 @@ type WeightsOptions struct {
 }
 
 func (o *WeightsOptions) flags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1) with weights (w) per stage")
+	cmd.Flags().StringVar(&o.ChainFile, "chain", "", "chain file (memsched.chain/v1; weight offloading needs its weights w per stage, activation offloading does not)")
 	cmd.Flags().StringVar(&o.Mem, "mem", "", "GPU memory M_GPU (e.g. 16GiB)")
 	cmd.Flags().StringVar(&o.Bandwidth, "bandwidth", "", bandwidthUsage+"; required")
 }
@@ -39,7 +39,7 @@ func (o *WeightsOptions) parse() (mem int64, beta float64, err error) {
 	case o.Mem == "":
 		return 0, 0, usageErrorf("--mem is required (e.g. --mem 16GiB)")
 	}
-	if mem, err = sizeFlag("--mem", o.Mem); err != nil {
+	if mem, err = budgetFlag("--mem", o.Mem); err != nil {
 		return 0, 0, err
 	}
 	beta, err = bandwidthFlag(o.Bandwidth)
@@ -319,7 +319,7 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 			fmt.Fprintf(w, "%s\t-\t-\t-\tno schedule: %s\n", r.Algorithm, r.Reason)
 			continue
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\tyes\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatDuration(r.Idle), formatPercent(100*(r.Makespan/ref-1)))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\tyes\n", r.Algorithm, instances.FormatDuration(r.Makespan), instances.FormatDuration(r.Idle), overBound(r.Makespan, ref))
 	}
 	return w.Flush()
 }
@@ -413,13 +413,22 @@ func newBoundCmd(io *IO) *cobra.Command {
 	var exactSlots bool
 	cmd := &cobra.Command{
 		Use:   "bound --problem weight-offload|act-offload --chain FILE --mem SIZE [--bandwidth RATE]",
-		Short: "Certified lower bound on the iteration time (002 §6 MILP, corrected)",
-		Long: `bound reports the best certified lower bound on the period: Σu, the forced prefetch volume / β,
-and the lower-bound MILP of 002 §6 with SPEC §3's corrections, each saying what certifies it. A
-solve stopped by the time limit contributes the solver's proven bound. No solver answer is taken
-on trust: one that says "infeasible" while a heuristic schedule validates, or a bound above that
-schedule's period, is re-solved with safe settings and then with the other backend, and reported
-as solver-error with the evidence if the contradiction stays.`,
+		Short: "Certified lower bound on the iteration time: weight offloading (002 §6 MILP) or activation offloading (001)",
+		Long: `bound reports the best certified lower bound of an offloading problem, each bound saying what
+certifies it.
+
+--problem weight-offload (default): on the period, Σu, the forced prefetch volume / β, and the
+lower-bound MILP of 002 §6 with SPEC §3's corrections. A solve stopped by the time limit
+contributes the solver's proven bound. No solver answer is taken on trust: one that says
+"infeasible" while a heuristic schedule validates, or a bound above that schedule's period, is
+re-solved with safe settings and then with the other backend, and reported as solver-error with
+the evidence if the contradiction stays.
+
+--problem act-offload: on the makespan of 001's Problem 1, 001 Prop. 3, the fractional and
+interruptible relaxations, the whole-transfer windows and their staircase, the peak split, and
+the exact MILP's proven bound (milp/actmilp), from the best verified schedule of GREEDY,
+DYNPROG, VDNN and the peak split; where that schedule meets the bound, it is proven optimal and
+the MILP does not run.`,
 		Example: `  memsched bound --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --time-limit 60
   memsched bound --chain gpt2.json --mem 8GiB --bandwidth 12GB/s --solver lpsolve --json`,
 		Args: cobra.NoArgs,

@@ -127,7 +127,7 @@ func runRemat(opts *RematOptions, io *IO) error {
 	if opts.Mem == "" {
 		return usageErrorf("remat: --mem is required (e.g. --mem 90MiB)")
 	}
-	budget, err := sizeFlag("--mem", opts.Mem)
+	budget, err := budgetFlag("--mem", opts.Mem)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -34,7 +35,7 @@ func (o *RematGraphOptions) graph() (*instances.Graph, int64, error) {
 	if o.Mem == "" {
 		return nil, 0, usageErrorf("--mem is required")
 	}
-	mem, err := sizeFlag("--mem", o.Mem)
+	mem, err := budgetFlag("--mem", o.Mem)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -60,19 +61,22 @@ func (o *RematGraphOptions) graph() (*instances.Graph, int64, error) {
 	return nil, 0, usageErrorf("--graph FILE (or --chain FILE) is required")
 }
 
-// RematGraphReport is the output of `memsched remat-graph`. Cost and Peak are those of the
-// incumbent as replayed by verify/graphsim; Bound is the solver's proven lower bound.
+// RematGraphReport is the output of `memsched remat-graph`. Cost (the makespan) and Peak are
+// those of the incumbent as replayed by verify/graphsim; Bound is the solver's proven lower
+// bound. JSON keys as in the other commands (budget, makespan, bound, peak_memory, in bytes
+// and seconds); the keys of before 0.2 (budget_bytes, cost_s, bound_s, peak_bytes,
+// dp_persistent_s, best_chain_schedule_s) are written too until then (MarshalJSON).
 type RematGraphReport struct {
 	Graph     string                  `json:"graph"`
 	Nodes     int                     `json:"nodes"`
-	Budget    int64                   `json:"budget_bytes"`
+	Budget    int64                   `json:"budget"`
 	Algorithm string                  `json:"algorithm"`
 	Status    string                  `json:"status"`
 	Feasible  *bool                   `json:"feasible"`
-	Cost      *float64                `json:"cost_s"`
-	Bound     *float64                `json:"bound_s"`
+	Cost      *float64                `json:"makespan"`
+	Bound     *float64                `json:"bound"`
 	Gap       *float64                `json:"gap"`
-	Peak      int64                   `json:"peak_bytes,omitempty"`
+	Peak      int64                   `json:"peak_memory,omitempty"`
 	Computed  int                     `json:"computations,omitempty"`
 	Rows      int                     `json:"rows"`
 	Cols      int                     `json:"cols"`
@@ -83,10 +87,25 @@ type RematGraphReport struct {
 	// With --chain: the persistent DP's makespan (C_MP, replayed by verify in dp), the best
 	// verified chain schedule of the two and where it comes from, and whether the ILP's bound
 	// bounds the chain's optimum too (only when ā = a everywhere: the graph keeps whole tapes).
-	DPPersistent     *float64 `json:"dp_persistent_s,omitempty"`
-	BestChain        *float64 `json:"best_chain_schedule_s,omitempty"`
+	DPPersistent     *float64 `json:"dp_persistent,omitempty"`
+	BestChain        *float64 `json:"best_chain_schedule,omitempty"`
 	BestFrom         string   `json:"best_chain_schedule_from,omitempty"`
 	BoundBoundsChain *bool    `json:"bound_bounds_chain,omitempty"`
+}
+
+// MarshalJSON writes r with the deprecated aliases of its renamed keys (kept for one release,
+// docs/README.md "Changes").
+func (r RematGraphReport) MarshalJSON() ([]byte, error) {
+	type plain RematGraphReport
+	return json.Marshal(struct {
+		plain
+		OldBudget       int64    `json:"budget_bytes"`
+		OldCost         *float64 `json:"cost_s"`
+		OldBound        *float64 `json:"bound_s"`
+		OldPeak         int64    `json:"peak_bytes,omitempty"`
+		OldDPPersistent *float64 `json:"dp_persistent_s,omitempty"`
+		OldBestChain    *float64 `json:"best_chain_schedule_s,omitempty"`
+	}{plain(r), r.Budget, r.Cost, r.Bound, r.Peak, r.DPPersistent, r.BestChain})
 }
 
 func newRematGraphCmd(io *IO) *cobra.Command {
@@ -242,7 +261,7 @@ func newExportAllCmd(io *IO) *cobra.Command {
 			if mem == "" {
 				return usageErrorf("--mem is required")
 			}
-			budget, err := sizeFlag("--mem", mem)
+			budget, err := budgetFlag("--mem", mem)
 			if err != nil {
 				return err
 			}

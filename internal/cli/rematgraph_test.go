@@ -163,3 +163,38 @@ func TestRematAlgoILP(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "persistent")
 }
+
+// TestJSONVocabulary (issue 29): one vocabulary for the keys of every command's JSON — the
+// algorithm's name is "algorithm" (remat-offload and offload-act wrote "algo"), a budget is
+// "budget", a makespan "makespan", a bound "bound", a peak "peak_memory" (remat-graph wrote
+// budget_bytes, cost_s, bound_s, peak_bytes). The old keys are still written, with the same
+// values, until the next release (docs/README.md, "Changes").
+func TestJSONVocabulary(t *testing.T) {
+	decode := func(args ...string) map[string]any {
+		t.Helper()
+		code, out, stderr := run(t, append(args, "--json")...)
+		require.Equal(t, 0, code, stderr)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &m))
+		return m
+	}
+	g := decode("remat-graph", "--graph", diamondFile, "--mem", "9MiB")
+	for now, old := range map[string]string{"budget": "budget_bytes", "makespan": "cost_s", "bound": "bound_s", "peak_memory": "peak_bytes"} {
+		require.Contains(t, g, now)
+		assert.Equal(t, g[now], g[old], "%s and its alias %s", now, old)
+	}
+	assert.Equal(t, "ilp", g["algorithm"])
+	for _, m := range []map[string]any{
+		decode("remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--algo", "all"),
+		decode("offload-act", "--chain", "testdata/a2.json", "--mem", "40B", "--bandwidth", "10B/s"),
+	} {
+		for _, r := range m["results"].([]any) {
+			res := r.(map[string]any)
+			require.Contains(t, res, "algorithm")
+			assert.Equal(t, res["algorithm"], res["algo"])
+		}
+	}
+	r := decode("remat", "--mem", "90MiB")
+	assert.Contains(t, r, "algorithm")
+	assert.Contains(t, r, "budget")
+}

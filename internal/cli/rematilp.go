@@ -70,7 +70,7 @@ func runRematILP(o *RematILPOptions, io *IO) error {
 	if o.Mem == "" {
 		return usageErrorf("remat: --mem is required (e.g. --mem 90MiB)")
 	}
-	budget, err := sizeFlag("--mem", o.Mem)
+	budget, err := budgetFlag("--mem", o.Mem)
 	if err != nil {
 		return err
 	}

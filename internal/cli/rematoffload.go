@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -67,9 +68,10 @@ type ComboDP struct {
 	States    int     `json:"states"`
 }
 
-// ComboResult is one algorithm's answer.
+// ComboResult is one algorithm's answer. JSON: the algorithm's name is "algorithm", as in
+// every command's output; "algo", its key before 0.2, is written too until then (MarshalJSON).
 type ComboResult struct {
-	Algo     string `json:"algo"`
+	Algo     string `json:"algorithm"`
 	Feasible bool   `json:"feasible"`
 	// ModelMakespan is the algorithm's plan's makespan in the fluid model of SPEC §6 (null
 	// when the algorithm found no plan and its schedule is a rematerialization sequence);
@@ -89,6 +91,16 @@ type ComboResult struct {
 	Plan           *schedule.CombinedPlan `json:"plan,omitempty"`
 	Schedule       *schedule.Combined     `json:"schedule,omitempty"`
 	Note           string                 `json:"note,omitempty"`
+}
+
+// MarshalJSON writes r with the deprecated alias "algo" of "algorithm" (kept for one release,
+// docs/README.md "Changes").
+func (r ComboResult) MarshalJSON() ([]byte, error) {
+	type plain ComboResult
+	return json.Marshal(struct {
+		plain
+		AlgoAlias string `json:"algo"`
+	}{plain(r), r.Algo})
 }
 
 // ComboReport is the output of `memsched remat-offload`.
@@ -162,7 +174,7 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 	if o.Mem == "" {
 		return usageErrorf("remat-offload: --mem is required (e.g. --mem 80MiB)")
 	}
-	budget, err := sizeFlag("--mem", o.Mem)
+	budget, err := budgetFlag("--mem", o.Mem)
 	if err != nil {
 		return err
 	}
@@ -297,7 +309,6 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 			continue
 		}
 		fm, sm := out.ModelFluid.Makespan, out.Report.Makespan
-		ratio := sm / rep.LowerBounds.Best
 		if sm < rep.LowerBounds.Best*(1-1e-9) {
 			return nil, fmt.Errorf("remat-offload: %s's verified makespan %g is below the bound Σu = %g (bug)", a, sm, rep.LowerBounds.Best)
 		}
@@ -305,7 +316,7 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 			return nil, fmt.Errorf("remat-offload: %s's verified makespan %g is below the class bound %g (bug)", a, sm, *cb)
 		}
 		res.Feasible, res.Verified = true, true
-		res.Makespan, res.Ratio = &sm, &ratio
+		res.Makespan, res.Ratio = &sm, ratioTo(sm, rep.LowerBounds.Best)
 		if out.ModelPlan != nil {
 			res.ModelMakespan = &fm
 		}
@@ -322,8 +333,8 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 
 func printRematOffload(io *IO, rep *ComboReport) error {
 	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "chain\t%s (%d stages)\nbudget\t%s\nbandwidth\t%.4g GB/s (one link, one transfer at a time)\n", rep.Chain, rep.Stages,
-		instances.FormatSize(rep.Budget), rep.Bandwidth/1e9)
+	fmt.Fprintf(w, "chain\t%s (%d stages)\nbudget\t%s\nbandwidth\t%s (one link, one transfer at a time)\n", rep.Chain, rep.Stages,
+		instances.FormatSize(rep.Budget), formatRate(rep.Bandwidth))
 	b := rep.LowerBounds
 	fmt.Fprintf(w, "bound Σu (global)\t%s\t%s\n", instances.FormatDuration(*b.SumU.Value), b.SumU.CertifiedBy)
 	if m := b.MILP; m != nil {
@@ -360,8 +371,8 @@ func printRematOffload(io *IO, rep *ComboReport) error {
 		if r.ModelMakespan != nil {
 			model = instances.FormatDuration(*r.ModelMakespan)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%+.2f%%\t%d (%s)\t%s\tyes\t%.2f s\n", name, model,
-			instances.FormatDuration(*r.Makespan), 100*(*r.Ratio-1), r.Offloaded, instances.FormatSize(r.OffloadedBytes),
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d (%s)\t%s\tyes\t%.2f s\n", name, model,
+			instances.FormatDuration(*r.Makespan), overBound(*r.Makespan, rep.LowerBounds.Best), r.Offloaded, instances.FormatSize(r.OffloadedBytes),
 			instances.FormatSize(r.Peak), r.Seconds)
 	}
 	for _, r := range rep.Results {
@@ -432,8 +443,7 @@ func comboMILP(ctx context.Context, rep *ComboReport, c *instances.Chain, budget
 		if *r.Makespan < rep.LowerBounds.Best*(1-1e-9) {
 			return fmt.Errorf("remat-offload: %s's verified makespan %g is below the relaxation's bound %g (bug)", r.Algo, *r.Makespan, rep.LowerBounds.Best)
 		}
-		ratio := *r.Makespan / rep.LowerBounds.Best
-		r.Ratio = &ratio
+		r.Ratio = ratioTo(*r.Makespan, rep.LowerBounds.Best)
 	}
 	return nil
 }

@@ -185,7 +185,7 @@ func TestRematOffloadLimits(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.NotNil(t, rep.LowerBounds.MILP)
 	assert.Nil(t, rep.LowerBounds.MILP.Value)
-	assert.Contains(t, rep.LowerBounds.MILP.CertifiedBy, "above the memory limit of 0.02 MiB (--max-memory)")
+	assert.Contains(t, rep.LowerBounds.MILP.CertifiedBy, "above the memory limit of 16.00 KiB (--max-memory)")
 	assert.True(t, rep.Results[0].Verified)
 }
 

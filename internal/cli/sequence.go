@@ -75,6 +75,26 @@ func parseSequence(flag, path string, data []byte, format string) (schedule.Sequ
 	return seq, nil
 }
 
+// strictJSON decodes one JSON value of data into v, refusing fields v does not have (the chain
+// format does the same: a misspelt "wiat" is an error naming it, not an operation without
+// dependencies) and trailing data.
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+// present says whether a JSON key was given a value other than null.
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(bytes.TrimSpace(raw)) != "null"
+}
+
 // invalidStep writes a replay error of seq as "step N (OP): reason" (N 1-based), or the error
 // itself when it is not about one operation.
 func invalidStep(seq schedule.Sequence, err error) string {

@@ -82,11 +82,11 @@ func parseSweep(opts *SweepOptions) (report.SweepOptions, error) {
 	if opts.From == "" || opts.To == "" {
 		return so, usageErrorf("sweep: --from and --to are required (e.g. --from 1GiB --to 4GiB)")
 	}
-	lo, err := sizeFlag("--from", opts.From)
+	lo, err := budgetFlag("--from", opts.From)
 	if err != nil {
 		return so, err
 	}
-	hi, err := sizeFlag("--to", opts.To)
+	hi, err := budgetFlag("--to", opts.To)
 	if err != nil {
 		return so, err
 	}
@@ -115,8 +115,30 @@ func parseSweep(opts *SweepOptions) (report.SweepOptions, error) {
 	if in.MaxMemory, err = maxMemoryFlag(opts.MaxMemory); err != nil {
 		return so, err
 	}
+	if why := nothingToSweep(in, opts.Levers); why != "" {
+		return so, usageErrorf("sweep: nothing to run: %s", why)
+	}
 	so.Input, so.Budgets, so.Levers, so.Workers = in, report.Budgets(lo, hi, opts.Steps), opts.Levers, opts.Workers
 	return so, nil
+}
+
+// nothingToSweep says why none of levers (none: all) would run on in — each one's skip reason,
+// "lever: why; …" — or "" when one would. A sweep of nothing is bad input (exit 2), not an
+// empty success (issue 29: `sweep --lever remat-offload` without --bandwidth wrote 0 points).
+func nothingToSweep(in report.Input, levers []string) string {
+	if len(levers) == 0 {
+		levers = report.LeverNames
+	}
+	all := report.DefaultLevers()
+	var whys []string
+	for _, l := range levers {
+		why := all[l].Skip(in)
+		if why == "" {
+			return ""
+		}
+		whys = append(whys, l+": "+why)
+	}
+	return strings.Join(whys, "; ")
 }
 
 var csvHeader = []string{"lever", "budget_bytes", "budget", "strategy", "feasible", "makespan_s", "peak_bytes", "ratio", "throughput_per_s", "best_bound_s", "best_bound_by", "verified"}

@@ -25,8 +25,10 @@ type VerifyOptions struct {
 
 // Violation is the first rule a schedule breaks.
 type Violation struct {
-	// Step is the 0-based index of the operation (remat; −1: the initial state); Time the
-	// instant in seconds (weight offloading).
+	// Step is the 0-based index of the operation (remat, remat-offload's ops; −1: the initial
+	// state); Time the instant in seconds (weight offloading, offloading schedules). The text
+	// output counts remat's steps from 1 (step 1 is the first operation of the sequence) and
+	// writes remat-offload's indices as in the file, 0-based (ops[i], transfers[j]).
 	Step   *int     `json:"step,omitempty"`
 	Op     string   `json:"op,omitempty"`
 	Time   *float64 `json:"time,omitempty"`
@@ -98,7 +100,7 @@ func runVerify(o *VerifyOptions, io *IO) error {
 	if o.Mem == "" {
 		return usageErrorf("verify: --mem is required")
 	}
-	budget, err := sizeFlag("--mem", o.Mem)
+	budget, err := budgetFlag("--mem", o.Mem)
 	if err != nil {
 		return err
 	}
@@ -143,10 +145,15 @@ func runVerify(o *VerifyOptions, io *IO) error {
 		switch {
 		case v.Step != nil && *v.Step < 0:
 			where = "before the first operation: "
+		case v.Step != nil && o.Problem == "remat-offload":
+			where = fmt.Sprintf("ops[%d] (%s): ", *v.Step, v.Op) // 0-based, as in the file and its wait/after
 		case v.Step != nil:
 			where = fmt.Sprintf("step %d (%s): ", *v.Step+1, v.Op)
 		case v.Time != nil:
 			where = fmt.Sprintf("t = %s (%.9g s): ", instances.FormatDuration(*v.Time), *v.Time)
+			if v.Op != "" { // a transfer of a combined schedule
+				where = v.Op + ", " + where
+			}
 		}
 		fmt.Fprintf(io.Out, "invalid: %s%s\n", where, v.Reason)
 	}
@@ -191,17 +198,19 @@ func verifyActs(o *VerifyOptions, data []byte, rep *VerifyReport) error {
 	}
 	var s *schedule.Timed
 	if rep.Format == "json" {
+		// memsched's output (the schedule under "schedule", other keys its own) or a bare
+		// schedule; the schedule itself is read strictly (unknown fields refused).
 		var obj struct {
-			Schedule *schedule.Timed    `json:"schedule"`
-			Ops      []schedule.TimedOp `json:"ops"`
+			Schedule json.RawMessage `json:"schedule"`
+			Ops      json.RawMessage `json:"ops"`
 		}
 		if err = json.Unmarshal(data, &obj); err == nil {
+			s = &schedule.Timed{}
 			switch {
-			case obj.Schedule != nil:
-				s = obj.Schedule
-			case obj.Ops != nil:
-				s = &schedule.Timed{}
-				err = json.Unmarshal(data, s)
+			case present(obj.Schedule):
+				err = strictJSON(obj.Schedule, s)
+			case present(obj.Ops):
+				err = strictJSON(data, s)
 			default:
 				err = errors.New(`neither a "schedule" key nor a timed schedule ("ops", "transfers")`)
 			}
@@ -283,17 +292,17 @@ func verifyWeights(o *VerifyOptions, data []byte, rep *VerifyReport) error {
 	var s *schedule.Periodic
 	if rep.Format == "json" {
 		var obj struct {
-			Schedule *schedule.Periodic `json:"schedule"`
-			Period   *float64           `json:"period"`
-			OpStart  []float64          `json:"op_start"`
+			Schedule json.RawMessage `json:"schedule"`
+			Period   *float64        `json:"period"`
+			OpStart  []float64       `json:"op_start"`
 		}
 		if err = json.Unmarshal(data, &obj); err == nil {
+			s = &schedule.Periodic{}
 			switch {
-			case obj.Schedule != nil:
-				s = obj.Schedule
+			case present(obj.Schedule):
+				err = strictJSON(obj.Schedule, s)
 			case obj.Period != nil && obj.OpStart != nil:
-				s = &schedule.Periodic{}
-				err = json.Unmarshal(data, s)
+				err = strictJSON(data, s)
 			default:
 				err = errors.New(`neither a "schedule" key (memsched offload-weights --json) nor a periodic schedule ("period", "op_start", ...)`)
 			}
@@ -332,24 +341,22 @@ func verifyCombined(o *VerifyOptions, data []byte, rep *VerifyReport) error {
 		return err
 	}
 	var obj struct {
-		Schedule  *schedule.Combined `json:"schedule"`
-		Ops       json.RawMessage    `json:"ops"`
-		Transfers json.RawMessage    `json:"transfers"`
+		Schedule  json.RawMessage `json:"schedule"`
+		Ops       json.RawMessage `json:"ops"`
+		Transfers json.RawMessage `json:"transfers"`
 		Results   []struct {
-			Algo     string             `json:"algo"`
-			Schedule *schedule.Combined `json:"schedule"`
+			Schedule json.RawMessage `json:"schedule"`
 		} `json:"results"`
 	}
-	var s *schedule.Combined
+	s := &schedule.Combined{}
 	if err = json.Unmarshal(data, &obj); err == nil {
 		switch {
-		case obj.Schedule != nil:
-			s = obj.Schedule
-		case obj.Ops != nil:
-			s = &schedule.Combined{}
-			err = json.Unmarshal(data, s)
-		case len(obj.Results) == 1 && obj.Results[0].Schedule != nil:
-			s = obj.Results[0].Schedule
+		case present(obj.Schedule):
+			err = strictJSON(obj.Schedule, s)
+		case present(obj.Ops):
+			err = strictJSON(data, s)
+		case len(obj.Results) == 1 && present(obj.Results[0].Schedule):
+			err = strictJSON(obj.Results[0].Schedule, s)
 		case len(obj.Results) > 1:
 			err = fmt.Errorf("%d results: keep one (e.g. jq '.results[0].schedule', or --algo NAME)", len(obj.Results))
 		default:
@@ -369,7 +376,7 @@ func verifyCombined(o *VerifyOptions, data []byte, rep *VerifyReport) error {
 			step := bad.Op
 			v.Step, v.Op = &step, s.Ops[bad.Op].Op.String()
 		} else if bad.Transfer >= 0 {
-			v.Op = fmt.Sprintf("transfer %d (%s of %v)", bad.Transfer+1, s.Transfers[bad.Transfer].Kind, s.Transfers[bad.Transfer].Tensor)
+			v.Op = fmt.Sprintf("transfers[%d] (%s of %v)", bad.Transfer, s.Transfers[bad.Transfer].Kind, s.Transfers[bad.Transfer].Tensor)
 		}
 		rep.Error = v
 		return nil

@@ -234,3 +234,35 @@ func TestVerifyActsRejects(t *testing.T) {
 		assert.InDelta(t, tc.time, *rep.Error.Time, 1e-9, tc.name)
 	}
 }
+
+// TestVerifyCombinedIndicesAsInFile (issue 29): `verify --problem remat-offload` reported the
+// file's 0-based wait and after indices as 1-based ("waits for transfer 0, not in 1..4" for
+// an index of -1). Every index is now written as in the file: ops[i], transfers[j], 0-based.
+func TestVerifyCombinedIndicesAsInFile(t *testing.T) {
+	args := []string{"--problem", "remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s"}
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	// Four transfers; ops[1] waits for transfer -1.
+	tr := `{"kind": "offload", "tensor": "a", "stage": 0, "after": -1}`
+	neg := write("neg.json", `{"ops": [{"op": "Fall", "stage": 1}, {"op": "Fall", "stage": 2, "wait": [-1]}], "transfers": [`+
+		strings.Repeat(tr+", ", 3)+tr+`]}`)
+	code, out, stderr := run(t, append([]string{"verify", "--schedule", neg}, args...)...)
+	require.Equal(t, 1, code, stderr)
+	assert.Equal(t, "invalid: ops[1] (Fall^2): waits for transfer -1, not in 0..3 (rule index)\n", out)
+	code, out, _ = run(t, append([]string{"verify", "--json", "--schedule", neg}, args...)...)
+	require.Equal(t, 1, code)
+	var rep VerifyReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.NotNil(t, rep.Error.Step)
+	assert.Equal(t, 1, *rep.Error.Step)
+
+	after := write("after.json", `{"ops": [{"op": "Fall", "stage": 1}], "transfers": [`+tr+`, {"kind": "offload", "tensor": "a", "stage": 1, "after": 1}]}`)
+	code, out, stderr = run(t, append([]string{"verify", "--schedule", after}, args...)...)
+	require.Equal(t, 1, code, stderr)
+	assert.Contains(t, out, "invalid: transfers[1] (offload of a^1), t = ")
+	assert.Contains(t, out, "after operation 1, not in -1..0 (-1: none)")
+}

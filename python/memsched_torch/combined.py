@@ -82,6 +82,11 @@ class Combined:
                                "after": t.after} for t in self.transfers]}
 
 
+def _algorithm(result):
+    """A result's algorithm name: "algorithm" (memsched ≥ 0.2's key), or "algo" (before)."""
+    return result.get("algorithm", result.get("algo"))
+
+
 def parse_combined(text, source="schedule", algo=None):
     """Read `memsched remat-offload --json` output (the result of strategy `algo`, else the
     first feasible one), one of its results, or a bare schedule.Combined."""
@@ -95,9 +100,9 @@ def parse_combined(text, source="schedule", algo=None):
     if "results" in obj:
         res = obj["results"] or []
         if algo is not None:
-            pick = [r for r in res if r.get("algo") == algo]
+            pick = [r for r in res if _algorithm(r) == algo]
             if not pick:
-                have = ", ".join(str(r.get("algo")) for r in res) or "none"
+                have = ", ".join(str(_algorithm(r)) for r in res) or "none"
                 raise ScheduleError(f"{source}: no result of strategy {algo!r} (results: {have})")
             r = pick[0]
             if not r.get("feasible"):
@@ -142,7 +147,7 @@ def parse_combined(text, source="schedule", algo=None):
                 raise ScheduleError(f"{where}: {name} {v!r} is not an integer"
                                     + (" (after is required; -1: no compute dependency)" if name == "after" else ""))
         trs.append(CTransfer(kind, stage, tensor == "abar", after))
-    return Combined(ops, trs, algo=meta.get("algo"), bandwidth=top.get("bandwidth"), budget=top.get("budget"),
+    return Combined(ops, trs, algo=_algorithm(meta), bandwidth=top.get("bandwidth"), budget=top.get("budget"),
                     peak=meta.get("peak_memory"), makespan=meta.get("makespan"), stages=top.get("stages"))
 
 

@@ -47,7 +47,7 @@ def results(p, memsched_bin, fractions=FRACTIONS):
         out = binary.run_json("remat-offload", "--chain", p.path, "--mem", str(mem), "--bandwidth", "5MB/s",
                               "--algo", "all", binary=memsched_bin)
         for r in out["results"]:
-            assert r["feasible"], (f, r["algo"])
+            assert r["feasible"], (f, r["algorithm"])
             yield mem, r, json.dumps(dict(out, results=[r]))
 
 
@@ -74,7 +74,7 @@ def test_resnet18_memsched_schedules(r18, memsched_bin):
     both = moved = 0
     for mem, r, text in results(p, memsched_bin):
         sched = combined.parse_combined(text)
-        what = (mem, r["algo"])
+        what = (mem, r["algorithm"])
         # The Python replay of verify/combined's strict timing agrees with memsched exactly.
         rep = combined.check_combined(sched, p.chain)
         assert rep.peak == r["peak_memory"], what

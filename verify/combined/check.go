@@ -39,7 +39,8 @@ const (
 )
 
 // Violation is the first broken rule: at time Time (seconds), at compute operation Op or
-// transfer Transfer (0-based; -1 when it is not about one).
+// transfer Transfer (0-based, as the indices of the file: ops[Op], transfers[Transfer]; -1
+// when it is not about one). Its messages write every index 0-based too.
 type Violation struct {
 	Rule         Rule
 	Time         float64
@@ -51,9 +52,9 @@ func (v *Violation) Error() string {
 	where := ""
 	switch {
 	case v.Op >= 0:
-		where = fmt.Sprintf(" at operation %d", v.Op+1)
+		where = fmt.Sprintf(" at operation %d", v.Op)
 	case v.Transfer >= 0:
-		where = fmt.Sprintf(" at transfer %d", v.Transfer+1)
+		where = fmt.Sprintf(" at transfer %d", v.Transfer)
 	}
 	return fmt.Sprintf("combined: %s violated%s, t = %g s: %s", v.Rule, where, v.Time, v.Msg)
 }
@@ -200,13 +201,16 @@ func Check(c *instances.Chain, budget int64, beta float64, s *schedule.Combined)
 		}
 		for _, w := range o.Wait {
 			if w < 0 || w >= nTr {
-				return nil, viol(RuleIndex, nil, i, -1, "waits for transfer %d, not in 1..%d", w+1, nTr)
+				if nTr == 0 {
+					return nil, viol(RuleIndex, nil, i, -1, "waits for transfer %d, but the schedule has no transfers", w)
+				}
+				return nil, viol(RuleIndex, nil, i, -1, "waits for transfer %d, not in 0..%d", w, nTr-1)
 			}
 		}
 	}
 	for j, t := range s.Transfers {
 		if t.After < -1 || t.After >= nOp {
-			return nil, viol(RuleIndex, nil, -1, j, "after operation %d, not in 1..%d", t.After+1, nOp)
+			return nil, viol(RuleIndex, nil, -1, j, "after operation %d, not in -1..%d (-1: none)", t.After, nOp-1)
 		}
 		if t.Kind != schedule.Offload && t.Kind != schedule.Prefetch {
 			return nil, viol(RuleTransfer, nil, -1, j, "kind %v (want offload or prefetch)", t.Kind)
@@ -284,7 +288,7 @@ func Check(c *instances.Chain, budget int64, beta float64, s *schedule.Combined)
 		if i < nOp {
 			return nil, viol(RuleDeadlock, nil, i, -1, "%v waits for a transfer that waits for this or a later operation", s.Ops[i].Op)
 		}
-		return nil, viol(RuleDeadlock, nil, -1, j, "the transfer waits for operation %d, which does not exist", s.Transfers[j].After+1)
+		return nil, viol(RuleDeadlock, nil, -1, j, "the transfer waits for operation %d, which does not exist", s.Transfers[j].After)
 	}
 	// Starts in time order, causal order at equal times.
 	sort.SliceStable(order, func(a, b int) bool {
@@ -522,7 +526,7 @@ func Check(c *instances.Chain, budget int64, beta float64, s *schedule.Combined)
 						}
 						for _, r := range readers[k] {
 							if !opDone[r] {
-								held += fmt.Sprintf("; %v is copied out but held until operation %d (%v), which reads it before any prefetch is waited for", s.Transfers[k].Tensor, r+1, s.Ops[r].Op)
+								held += fmt.Sprintf("; %v is copied out but held until operation %d (%v), which reads it before any prefetch is waited for", s.Transfers[k].Tensor, r, s.Ops[r].Op)
 								break
 							}
 						}

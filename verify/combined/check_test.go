@@ -108,6 +108,7 @@ func TestCheckViolations(t *testing.T) {
 		}, 12, combined.RuleTransfer, -1, 0, 0},
 		{"deadlock", func(s *schedule.Combined) { s.Ops[0].Wait = []int{2} }, 12, combined.RuleDeadlock, 0, -1, 0},
 		{"wait index out of range", func(s *schedule.Combined) { s.Ops[3].Wait = []int{9} }, 12, combined.RuleIndex, 3, -1, 0},
+		{"wait index -1", func(s *schedule.Combined) { s.Ops[3].Wait = []int{-1} }, 12, combined.RuleIndex, 3, -1, 0},
 		{"after index out of range", func(s *schedule.Combined) { s.Transfers[0].After = 9 }, 12, combined.RuleIndex, -1, 0, 0},
 		{"tensor that does not exist", func(s *schedule.Combined) { s.Transfers[0].Tensor = schedule.Tensor{Stage: 0, Full: true} }, 12, combined.RuleTransfer, -1, 0, 0},
 		{"invalid operation", func(s *schedule.Combined) { s.Ops[1].Stage = 3 }, 12, combined.RuleOp, 1, -1, 1},
@@ -127,8 +128,15 @@ func TestCheckViolations(t *testing.T) {
 		assert.Equal(t, f.op, v.Op, "%s: %v", f.name, v)
 		assert.Equal(t, f.tr, v.Transfer, "%s: %v", f.name, v)
 		assert.InDelta(t, f.time, v.Time, 1e-12, "%s: %v", f.name, v)
-		if f.name == "B^2 does not wait for a^1" {
-			assert.Contains(t, v.Msg, "a^1 is copied out but held until operation 7 (B^2)")
+		// Indices are written as in the file, 0-based (issue 29: the index -1 was reported as
+		// "transfer 0, not in 1..4").
+		if msg, ok := map[string]string{
+			"B^2 does not wait for a^1": "a^1 is copied out but held until operation 6 (B^2)",
+			"wait index out of range":   "waits for transfer 9, not in 0..3",
+			"wait index -1":             "waits for transfer -1, not in 0..3",
+			"after index out of range":  "after operation 9, not in -1..8 (-1: none)",
+		}[f.name]; ok {
+			assert.Contains(t, v.Msg, msg, f.name)
 		}
 	}
 }
