@@ -39,7 +39,9 @@ import (
 //   - numbers are compared as numbers, equal within 1e-9 absolute or relative (a solver's gap
 //     of 4.05e-16 against 1.35e-16 passes, 205.60 ms against 205.61 ms does not).
 //
-// A command must exit 0 unless its line ends in a comment "# exit status N". Lines of ```sh
+// A command must exit 0 unless its line ends in a comment "# exit status N". The times with
+// decimals that the tour's prose quotes ("347.01 ms") must be printed by one of its commands
+// (tourProseTimes), unless proseElsewhere says which other run gives them. Lines of ```sh
 // blocks that start with "bin/memsched" but not "$ " (the command list of "What it does",
 // with placeholders like FILE and a|b) are not run; their subcommands and --flags must exist.
 //
@@ -68,6 +70,7 @@ func TestREADMETour(t *testing.T) {
 	require.NoError(t, err, string(out))
 
 	start := time.Now()
+	var printed strings.Builder // every output of the tour, for the prose's numbers
 	for _, s := range steps {
 		cmd := exec.Command("bash", "-c", s.command)
 		cmd.Dir = dir
@@ -78,6 +81,7 @@ func TestREADMETour(t *testing.T) {
 		} else {
 			require.NoError(t, err, "README.md:%d: %s", s.line, s.command)
 		}
+		printed.Write(got)
 		where := fmt.Sprintf("README.md:%d: $ %s", s.line, s.command)
 		if !assert.Equal(t, s.exit, code, "%s\n%s", where, got) {
 			continue
@@ -87,6 +91,66 @@ func TestREADMETour(t *testing.T) {
 		}
 	}
 	t.Logf("%d commands of the README tour in %.1f s", len(steps), time.Since(start).Seconds())
+	all := strings.Join(strings.Fields(printed.String()), " ")
+	for _, q := range tourProseTimes(string(readme)) {
+		if why, ok := proseElsewhere[q.text]; ok {
+			t.Logf("README.md:%d: %s not checked: %s", q.line, q.text, why)
+			continue
+		}
+		assert.Contains(t, all, q.text, "README.md:%d: the tour's prose quotes %s, which no tour command prints (issue 29: the prose had gone stale)", q.line, q.text)
+	}
+}
+
+// proseElsewhere are the times the tour's prose quotes from a run that is not one of its
+// commands, with where they come from.
+var proseElsewhere = map[string]string{
+	"9267.63 ms": "make demo's certify of the 36-block GPT-2 on 16 GiB with --weights-resident (scripts/demo.sh), tens of seconds",
+}
+
+// proseTime is a time the tour's prose quotes, e.g. "347.01 ms".
+type proseTime struct {
+	line int
+	text string
+}
+
+var proseTimeRE = regexp.MustCompile(`(^|[^0-9.])([0-9]+\.[0-9]+ ms)`)
+
+// tourProseTimes returns the times with decimals ("347.01 ms", not "about 199 ms") that the
+// prose of README.md's tour quotes, outside its fenced blocks: each must be printed by one of
+// the tour's commands (TestREADMETour), so that a changed result cannot leave the prose behind.
+func tourProseTimes(readme string) []proseTime {
+	var out []proseTime
+	inTour, inBlock := false, false
+	for n, line := range strings.Split(readme, "\n") {
+		switch {
+		case strings.HasPrefix(line, "## "):
+			inTour = strings.HasPrefix(line, "## A 5-minute tour")
+			continue
+		case strings.HasPrefix(line, "```"):
+			inBlock = !inBlock
+			continue
+		}
+		if !inTour || inBlock {
+			continue
+		}
+		for _, m := range proseTimeRE.FindAllStringSubmatch(line, -1) {
+			out = append(out, proseTime{n + 1, m[2]})
+		}
+	}
+	return out
+}
+
+// TestTourProseTimes: the prose's times are found (the README's tour quotes several).
+func TestTourProseTimes(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	var texts []string
+	for _, q := range tourProseTimes(string(readme)) {
+		texts = append(texts, q.text)
+	}
+	assert.Contains(t, texts, "347.01 ms")
+	assert.NotContains(t, texts, "47.42 ms", "times inside the fenced blocks are the outputs' own")
+	assert.Equal(t, []proseTime{{3, "1.50 ms"}}, tourProseTimes("# x\n## A 5-minute tour\nabout 199 ms, then 1.50 ms\n```text\n2.00 ms\n```\n## Next\n3.00 ms\n"))
 }
 
 // tourStep is one "$ " line of the README and the lines shown below it.
