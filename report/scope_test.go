@@ -146,6 +146,9 @@ func checkScopes(t *testing.T, what string, c *instances.Chain, in Input, rep *R
 				assert.LessOrEqual(t, b.Value, r.Makespan*(1+1e-9), "%s: %s: global bound %s = %g above the verified %s (%g s)", what, name, b.Name, b.Value, r.Strategy, r.Makespan)
 			}
 		}
+		for _, r := range rows { // the bound of the ratios and the bracket bounds every schedule of the model
+			assert.LessOrEqual(t, lr.BestBound, r.Makespan*(1+1e-9), "%s: %s: best bound %s = %g above the verified %s (%g s)", what, name, lr.BestBoundBy, lr.BestBound, r.Strategy, r.Makespan)
+		}
 		if lr.BestBound > 0 {
 			for _, r := range lr.Rows {
 				if r.Feasible {
