@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/instances/zoo"
 	leverremat "github.com/memsched/memsched/lever/remat"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
@@ -157,4 +158,25 @@ func checkScopes(t *testing.T, what string, c *instances.Chain, in Input, rep *R
 			}
 		}
 	}
+}
+
+// TestOutcomeNotRunIsNotInfeasible (issue 29, wrong answer 3): a lever whose time share was
+// spent before its strategies ran said "none fits" in certify's summary. On ResNet-50 at
+// 1 GiB (its smallest feasible budget is 802 MiB) with a limit spent at once, remat is "not
+// run (time)", not infeasible; act-offload's "infeasible" is proven by a bound.
+func TestOutcomeNotRunIsNotInfeasible(t *testing.T) {
+	c, err := zoo.ResNet(zoo.CNNConfig{Depth: 50, Image: 224, Batch: 32})
+	require.NoError(t, err)
+	in := Input{Chain: c, Budget: 1 << 30, Bandwidth: 12e9, TimeLimit: time.Nanosecond}
+	rep, err := Certify(context.Background(), in, DefaultLevers())
+	require.NoError(t, err)
+	rm := rep.Levers["remat"]
+	assert.Empty(t, rm.Best)
+	assert.False(t, rm.Infeasible)
+	assert.True(t, rm.Stopped)
+	assert.Equal(t, "not run (time)", rm.Outcome)
+	assert.Equal(t, "infeasible", rep.Levers["act-offload"].Outcome)
+	lr := LeverReport{Rows: []Row{{Strategy: "greedy", Note: "no schedule of this strategy fits"}}}
+	Summarize(&lr)
+	assert.Equal(t, "none found", lr.Outcome, "finished, found nothing, proved nothing")
 }

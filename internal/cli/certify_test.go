@@ -287,21 +287,27 @@ func TestCertifyNotRunIsNotInfeasible(t *testing.T) {
 	args := []string{"certify", "--chain", chain, "--mem", "1GiB", "--bandwidth", "12GB/s", "--time-limit", "0.001"}
 	code, out, stderr := run(t, args...)
 	require.Equal(t, 0, code, stderr)
+	// remat may find a sequence in the first millisecond or not (the machine's load decides);
+	// remat-offload, the last lever, starts after the whole limit is spent.
 	summary := out[strings.Index(out, "== summary =="):]
-	assert.Regexp(t, `(?m)^remat\s+not run \(time\)`, summary)
 	assert.Regexp(t, `(?m)^act-offload\s+none fits\s+-\s+infeasible \(`, summary)
-	assert.NotRegexp(t, `(?m)^remat-offload\s+none fits`, summary)
+	assert.Regexp(t, `(?m)^remat-offload\s+not run \(time\)`, summary)
 	assert.NotRegexp(t, `(?m)^remat\s+none fits`, summary)
 
 	code, out, stderr = run(t, append(args, "--json")...)
 	require.Equal(t, 0, code, stderr)
 	var rep report.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	assert.Equal(t, "not run (time)", rep.Levers["remat"].Outcome)
-	assert.True(t, rep.Levers["remat"].Stopped)
+	for name, lr := range rep.Levers {
+		assert.Equal(t, lr.Infeasible, lr.Outcome == "infeasible", name)
+		if lr.Best == "" && !lr.Infeasible && lr.Skipped == "" {
+			assert.Equal(t, "not run (time)", lr.Outcome, name)
+			assert.True(t, lr.Stopped, name)
+		}
+	}
 	assert.False(t, rep.Levers["remat"].Infeasible)
 	assert.Equal(t, "infeasible", rep.Levers["act-offload"].Outcome)
-	assert.NotEqual(t, "infeasible", rep.Levers["remat-offload"].Outcome)
+	assert.Equal(t, "not run (time)", rep.Levers["remat-offload"].Outcome)
 }
 
 // TestCertifyInfeasibleRowsNotVerified (issue 29, wrong answer 5): the toy chain's store-all
