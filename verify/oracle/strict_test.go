@@ -1,0 +1,95 @@
+package oracle_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	hact "github.com/memsched/memsched/heuristics/actoffload"
+	"github.com/memsched/memsched/heuristics/checkpoint"
+	"github.com/memsched/memsched/instances"
+	act "github.com/memsched/memsched/instances/actoffload"
+	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/oracle"
+)
+
+// TestStrictSpecCases: SPEC §6's cases A–E: the global optimum over strict schedules is at
+// most the class's (whose optimal plans re-time to strict schedules of the same makespans).
+func TestStrictSpecCases(t *testing.T) {
+	for _, tc := range instances.SpecCombinedCases() {
+		r, err := oracle.Strict(tc.Chain, tc.Budget, tc.Beta, oracle.StrictOptions{})
+		require.NoError(t, err, tc.Name)
+		require.True(t, r.Feasible, tc.Name)
+		assert.LessOrEqual(t, r.Makespan.Cmp(tc.Combined), 0, tc.Name)
+		t.Logf("%s: strict optimum %s (class %s), %d configurations; %v", tc.Name, r.Makespan.RatString(), tc.Combined.RatString(), r.Nodes, r.Schedule.Ops)
+	}
+}
+
+func describe(c *instances.Chain) string {
+	out := fmt.Sprintf("a0=%d δ0=%d", c.A0, c.Delta0)
+	for l, st := range c.Stages {
+		out += fmt.Sprintf("\n  %d: uf=%g ub=%g a=%d ā=%d δ=%d of=%d ob=%d", l+1, st.UF, st.UB, st.A, st.ABar, st.Delta, st.OF, st.OB)
+	}
+	return out
+}
+
+// TestStrictOneLever: the referee with one lever switched off equals the exact optimum of that
+// lever, on 300 random tiny chains (instances.RandomTiny, budgets from the smallest operation
+// to the store-all peak, β 1–4 B/s), at byte scale and every fifth × 2^30:
+//   - no offloading: 004's optimum by the exhaustive search of sequences (oracle.Remat);
+//   - no recomputation: 001's optimum by the event search (heuristics/actoffload.EventSearch,
+//     exhaustive over event sequences), on the same chain read as Problem 1 (the models agree
+//     there: the loss stage's output and gradient are 0 in this population).
+func TestStrictOneLever(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 1))
+	chains := 300
+	if testing.Short() {
+		chains = 60
+	}
+	var remat, offl int
+	for k := 0; k < chains; k++ {
+		c := instances.RandomTiny(r, k)
+		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		lo := verify.MinBudget(c)
+		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
+		beta := float64(1 + r.IntN(4))
+		name := fmt.Sprintf("chain %d (M = %d, β = %g)\n%s", k, budget, beta, describe(c))
+		for _, f := range []int64{1, 1 << 30} {
+			if f > 1 && k%5 != 0 {
+				continue // GiB scale on every fifth chain
+			}
+			cc, b, bb := c, budget, beta
+			if f > 1 {
+				cc, b, bb = c.Scaled(f), budget*f, beta*float64(f)
+			}
+			_, want, ok, err := oracle.Remat(cc, b, verify.RematOptions{})
+			require.NoError(t, err)
+			got, err := oracle.Strict(cc, b, bb, oracle.StrictOptions{NoOffload: true})
+			require.NoError(t, err, name)
+			require.Equal(t, ok, got.Feasible, name)
+			if ok {
+				g, _ := got.Makespan.Float64()
+				require.InDelta(t, want, g, 1e-9*want, name)
+				remat++
+			}
+			p, err := act.FromChain(cc, b, bb)
+			require.NoError(t, err)
+			ev, err := hact.EventSearch(p, hact.EventOptions{})
+			require.NoError(t, err)
+			require.True(t, ev.Complete)
+			got, err = oracle.Strict(cc, b, bb, oracle.StrictOptions{NoRecompute: true})
+			require.NoError(t, err, name)
+			require.Equal(t, ev.Best != nil, got.Feasible, name)
+			if got.Feasible {
+				g, _ := got.Makespan.Float64()
+				require.InDelta(t, ev.Best.Report.Makespan, g, 1e-9*g, name)
+				offl++
+			}
+		}
+	}
+	t.Logf("%d chains (every fifth at GiB scale too): remat alone feasible on %d, offloading alone on %d", chains, remat, offl)
+}
