@@ -424,11 +424,37 @@ type FloatingExact struct {
 	g, h   []pareto
 	stats  ExactStats
 	cut    *cutoff // nil: every value kept
+	// extra, when set, is the budget each phase ℓ (004 Def. 4.2: δ^ℓ current) has above
+	// phase L+1's, in bytes (LinkCredit): an operation of phase ℓ fits in the budget plus
+	// extra[ℓ]. nil: one budget.
+	extra []int64
 }
 
 // NewFloatingExact fills the exact C_FL tables for budgets up to budget bytes (a^0
 // included). It returns a *BreakpointError when a frontier outgrows opt's caps.
 func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*FloatingExact, error) {
+	return newFloatingExact(c, budget, opt, nil)
+}
+
+// availOf is the most memory a state of phase ℓ is asked about: the top budget (a^0 out)
+// plus the phase's extra.
+func (f *FloatingExact) availOf(l int) int64 {
+	if f.extra == nil {
+		return f.avail
+	}
+	return f.avail + f.extra[l]
+}
+
+// shift is how much more a state of phase l2 has than one of phase l (≥ 0 when l2 < l and
+// the extras never decrease with time).
+func (f *FloatingExact) shift(l2, l int) int64 {
+	if f.extra == nil {
+		return 0
+	}
+	return f.extra[l2] - f.extra[l]
+}
+
+func newFloatingExact(c *instances.Chain, budget int64, opt ExactOptions, extra []int64) (*FloatingExact, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -439,7 +465,7 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 	if n > MaxFloatingStages {
 		return nil, fmt.Errorf("dp: floating: %d stages is too many (at most %d); use the persistent algorithm", n, MaxFloatingStages)
 	}
-	f := &FloatingExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n}
+	f := &FloatingExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n, extra: extra}
 	if f.avail < 0 {
 		return f, nil
 	}
@@ -523,14 +549,14 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 				lim = max(lim, cut.limit(r, t, l)-f.row(f.g, r, t, t2-1).least())
 			}
 		}
-		env.startUnder(f.avail, lim)
+		env.startUnder(f.availOf(l), lim)
 		var fwd int64
 		pre := 0.0
 		for s2 := r + 1; s2 <= t2; s2++ {
 			fwd = bc.splitPeak(r, s2, fwd)
 			pre += bc.uf[s2-1]
 			need := bc.d[l] + fwd
-			if need > f.avail {
+			if need > f.availOf(l) {
 				break
 			}
 			env.add(pre, f.row(f.g, s2, t2, l), bc.a[s2-1], nil, need, int32(s2), false)
@@ -538,12 +564,13 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 		x[t2] = wk.xar.keep(&env.cur)
 	}
 	for t := r; t <= l; t++ {
-		startCell(env, f.avail, cut, r, t, l)
+		startCell(env, f.availOf(l), cut, r, t, l)
 		if t == r {
-			need := max(bc.d[l]+bc.abar[r]+bc.of[r], bc.d[r]+bc.abar[r]+bc.d[r-1]+bc.ob[r])
+			// F_all^r runs in phase ℓ, B^r in phase r.
+			need := max(bc.d[l]+bc.abar[r]+bc.of[r], bc.d[r]+bc.abar[r]+bc.d[r-1]+bc.ob[r]-f.shift(r, l))
 			base := bc.uf[r] + bc.ub[r]
 			if l == r {
-				if need <= f.avail {
+				if need <= f.availOf(l) {
 					env.cur.push(need, base, 0)
 				}
 			} else {
@@ -551,7 +578,8 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 			}
 		}
 		for t2 := t + 1; t2 <= l; t2++ {
-			env.add(0, &x[t2], 0, f.row(f.g, r, t, t2-1), 0, int32(t2), true)
+			// The left part runs in phases t2−1 … t, with their budgets.
+			env.addShifted(0, &x[t2], 0, f.row(f.g, r, t, t2-1), -f.shift(t2-1, l), 0, int32(t2), true)
 		}
 		if cut != nil {
 			env.cur.truncate(cut.limit(r, t, l))
@@ -563,7 +591,7 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 	}
 	for t := r; t <= l; t++ {
 		s := r
-		startCell(env, f.avail, cut, s, t, l)
+		startCell(env, f.availOf(l), cut, s, t, l)
 		env.add(0, f.row(f.h, s, t, l), 0, nil, 0, int32(s), false)
 		// Float the (plain) checkpoint from s-1 to r2-1, s < r2 ≤ t.
 		pre := 0.0
@@ -664,7 +692,7 @@ func (f *FloatingExact) rebuildH(seq *schedule.Sequence, r, t, l int, m int64) {
 		*seq = append(*seq, schedule.Op{Kind: schedule.Fn, Stage: j})
 	}
 	f.rebuildG(seq, s2, t2, l, m-f.bc.a[s2-1])
-	f.rebuildG(seq, r, t, t2-1, m)
+	f.rebuildG(seq, r, t, t2-1, m+f.shift(t2-1, l))
 }
 
 // Frontier returns the exact optimal makespan-versus-budget frontier up to the table's budget.

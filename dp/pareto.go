@@ -90,12 +90,18 @@ func below(v float64) float64 { return v * (1 - relTol) }
 // it can only win on the window [x, w) from its first point x to the first breakpoint w of the
 // envelope at or under bound: only that window is generated and merged.
 func (e *envelope) add(c float64, A *pareto, offA int64, B *pareto, lo int64, id int32, argA bool) {
+	e.addShifted(c, A, offA, B, 0, lo, id, argA)
+}
+
+// addShifted is add with B read at m − offB: the candidate c + A(m − offA) + B(m − offB)
+// (the tables with phase credits read a later phase's row at a larger budget, offB < 0).
+func (e *envelope) addShifted(c float64, A *pareto, offA int64, B *pareto, offB int64, lo int64, id int32, argA bool) {
 	if len(A.mem) == 0 || B != nil && len(B.mem) == 0 {
 		return
 	}
 	x := max(lo, A.mem[0]+offA)
 	if B != nil {
-		x = max(x, B.mem[0])
+		x = max(x, B.mem[0]+offB)
 	}
 	if e.lim < math.Inf(1) {
 		// The candidate is at least c + A(m − offA) + min B and c + min A + B(m): it cannot
@@ -103,7 +109,7 @@ func (e *envelope) add(c float64, A *pareto, offA int64, B *pareto, lo int64, id
 		bmin, amin := 0.0, A.least()
 		if B != nil {
 			bmin = B.least()
-			x = max(x, firstUnder(B, c+amin, 0, e.lim))
+			x = max(x, firstUnder(B, c+amin, offB, e.lim))
 		}
 		x = max(x, firstUnder(A, c+bmin, offA, e.lim))
 	}
@@ -132,7 +138,7 @@ func (e *envelope) add(c float64, A *pareto, offA int64, B *pareto, lo int64, id
 	jb := -1
 	v := c + A.val[ia]
 	if B != nil {
-		jb = B.at(x)
+		jb = B.at(x - offB)
 		v += B.val[jb]
 	}
 	label := func() int32 {
@@ -149,7 +155,7 @@ func (e *envelope) add(c float64, A *pareto, offA int64, B *pareto, lo int64, id
 			next = A.mem[ia+1] + offA
 		}
 		if B != nil && jb+1 < len(B.mem) {
-			next = min(next, B.mem[jb+1])
+			next = min(next, B.mem[jb+1]+offB)
 		}
 		if next > wend {
 			break
@@ -159,7 +165,7 @@ func (e *envelope) add(c float64, A *pareto, offA int64, B *pareto, lo int64, id
 		}
 		v := c + A.val[ia]
 		if B != nil {
-			if jb+1 < len(B.mem) && B.mem[jb+1] == next {
+			if jb+1 < len(B.mem) && B.mem[jb+1]+offB == next {
 				jb++
 			}
 			v += B.val[jb]

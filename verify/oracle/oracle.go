@@ -72,12 +72,27 @@ func (q *queue) Pop() any {
 //
 // With opt.FreeDelete, dropping any stored activation (Del) is a zero-cost transition.
 func Remat(c *instances.Chain, budget int64, opt verify.RematOptions) (seq schedule.Sequence, makespan float64, feasible bool, err error) {
+	return remat(c, func(int) int64 { return budget }, opt)
+}
+
+// RematPhased is Remat with a budget per phase (004 Def. 4.2): an operation run while δ^ℓ is
+// the current gradient (phase ℓ: after B^{ℓ+1}, up to and including B^ℓ; phase L+1 is the
+// forward pass and B^{L+1}) must fit in budgets[ℓ], ℓ = 1..L+1 (budgets[0] is unused). It is
+// the referee of the dynamic programs with phase budgets (dp.LinkCredit).
+func RematPhased(c *instances.Chain, budgets []int64, opt verify.RematOptions) (seq schedule.Sequence, makespan float64, feasible bool, err error) {
+	if len(budgets) != c.Len()+1 {
+		panic(fmt.Sprintf("oracle: RematPhased with %d budgets for %d stages", len(budgets), c.Len()))
+	}
+	return remat(c, func(l int) int64 { return budgets[l] }, opt)
+}
+
+func remat(c *instances.Chain, budgetOf func(phase int) int64, opt verify.RematOptions) (seq schedule.Sequence, makespan float64, feasible bool, err error) {
 	n := c.Len()
 	if n > MaxStages {
 		return nil, 0, false, fmt.Errorf("oracle: chain has %d stages, the exhaustive search handles at most %d", n, MaxStages)
 	}
 	start := verify.InitialState(c)
-	if start.Memory(c) > budget {
+	if start.Memory(c) > budgetOf(n) {
 		return nil, 0, false, nil
 	}
 	nodes := map[uint64]*node{}
@@ -111,7 +126,7 @@ func Remat(c *instances.Chain, budget int64, opt verify.RematOptions) (seq sched
 		for _, op := range ops {
 			next := verify.RematState{Acts: append([]verify.Act(nil), st.Acts...), T: st.T}
 			mem, dur, err := next.Apply(c, op)
-			if err != nil || mem > budget {
+			if err != nil || mem > budgetOf(st.T) {
 				continue
 			}
 			k := encode(next)

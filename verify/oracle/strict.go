@@ -363,6 +363,12 @@ func Strict(c *instances.Chain, budget int64, beta float64, opt StrictOptions) (
 		}
 		for _, k := range opChoices {
 			for _, j := range trChoices {
+				if k >= 0 && j >= 0 && opDur(k) == 0 {
+					// At one instant verify/combined.Check ends an operation of no duration
+					// before it starts a transfer: the transfer starts from the next
+					// configuration, at the same time.
+					continue
+				}
 				next := cf
 				if k >= 0 {
 					next.op, next.opLeft = int8(k), opDur(k)
@@ -545,6 +551,7 @@ func rebuildStrict(c *instances.Chain, budget int64, beta float64, ops []schedul
 		op    bool
 		k     int // operation index into ops, or transfer code
 		start int64
+		acts  [MaxStrictStages + 1]uint8 // what is stored when it starts
 	}
 	var path []int
 	for i := final; i >= 0; i = nodes[i].parent {
@@ -554,16 +561,15 @@ func rebuildStrict(c *instances.Chain, budget int64, beta float64, ops []schedul
 	for p := len(path) - 1; p >= 1; p-- {
 		parent, child := &nodes[path[p]], &nodes[path[p-1]]
 		if child.startOp >= 0 {
-			items = append(items, item{true, child.startOp, parent.time})
+			items = append(items, item{true, child.startOp, parent.time, parent.conf.acts})
 		}
 		if child.startTr >= 0 {
-			items = append(items, item{false, child.startTr, parent.time})
+			items = append(items, item{false, child.startTr, parent.time, parent.conf.acts})
 		}
 	}
 	sch := &schedule.Combined{}
 	var opEnds []int64
 	var trEnds []int64
-	state := verify.InitialState(c)
 	opTicks := func(op schedule.Op) int64 {
 		u := c.Stage(op.Stage).UF
 		if op.Kind == schedule.B {
@@ -592,12 +598,11 @@ func rebuildStrict(c *instances.Chain, budget int64, beta float64, ops []schedul
 			}
 			// The first operation using a prefetched tensor waits for its prefetch (it has
 			// ended by then): Check bounds an offload's readers by it.
-			probe := verify.RematState{Acts: append([]verify.Act(nil), state.Acts...), T: state.T}
 			for _, l := range []int{op.Stage - 1, op.Stage} {
-				if l < 0 || l >= len(probe.Acts) || probe.Acts[l] == verify.None {
+				if l < 0 || l > c.Len() || it.acts[l] == uint8(verify.None) {
 					continue
 				}
-				tn := schedule.Tensor{Stage: l, Full: probe.Acts[l] == verify.Full && l > 0}
+				tn := schedule.Tensor{Stage: l, Full: it.acts[l] == uint8(verify.Full) && l > 0}
 				if j, ok := lastPrefetch[tn]; ok && !waited[j] {
 					waited[j] = true
 					if len(wait) == 0 || wait[0] != j {
@@ -605,15 +610,12 @@ func rebuildStrict(c *instances.Chain, budget int64, beta float64, ops []schedul
 					}
 				}
 			}
-			if _, _, err := state.Apply(c, op); err != nil {
-				return nil, fmt.Errorf("oracle: rebuilding the strict schedule: %w", err)
-			}
 			sch.Ops = append(sch.Ops, schedule.CombinedOp{Op: op, Wait: wait})
 			opEnds = append(opEnds, it.start+opTicks(op))
 			continue
 		}
 		l := it.k / 2
-		full := state.Acts[l] == verify.Full && l > 0
+		full := it.acts[l] == uint8(verify.Full) && l > 0
 		tn := schedule.Tensor{Stage: l, Full: full}
 		kind := schedule.Offload
 		if it.k%2 == 1 {
@@ -648,7 +650,7 @@ func rebuildStrict(c *instances.Chain, budget int64, beta float64, ops []schedul
 	}
 	rep, err := combined.Check(c, budget, beta, sch)
 	if err != nil {
-		return nil, fmt.Errorf("oracle: the optimal strict schedule found does not validate: %w", err)
+		return nil, fmt.Errorf("oracle: the optimal strict schedule found does not validate: %w (ops %v, transfers %v)", err, sch.Ops, sch.Transfers)
 	}
 	want := new(big.Rat).Quo(new(big.Rat).SetInt64(nodes[final].prio), tick)
 	if rep.Exact.Cmp(want) != 0 {
