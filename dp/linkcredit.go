@@ -133,3 +133,7 @@ func linkCredits(c *instances.Chain) []float64 {
 	}
 	return h
 }
+
+// LinkCreditCertificate says what certifies LinkCredit's bound and its scope, for the reports
+// (certify, remat-offload).
+const LinkCreditCertificate = "link-credit relaxation (dp.LinkCredit, docs/bounds.md): during an operation of phase ℓ the bytes above the budget are away, offloaded whole before it and prefetched after it on one link, at most β·(T − Σu + h_ℓ); the fastest 004 sequence under these phase budgets by exact C_FL; global: bounds every strict schedule of rematerialization and offloading together, the other levers' included"

@@ -151,6 +151,7 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 		row.Seconds = time.Since(start).Seconds()
 		lr.Rows = append(lr.Rows, row)
 	}
+	linkCreditBound(ctx, in, &lr, budget)
 	return lr, nil
 }
 
