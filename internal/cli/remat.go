@@ -57,9 +57,11 @@ type RematReport struct {
 	Makespan   float64           `json:"makespan,omitempty"`
 	PeakMemory int64             `json:"peak_memory,omitempty"`
 	Sequence   schedule.Sequence `json:"sequence"`
-	Verified   bool              `json:"verified"`
-	Segments   int               `json:"segments,omitempty"`
-	SlotSize   int64             `json:"slot_size,omitempty"`
+	// Verified: the sequence was replayed and fits the budget; a sequence above it has its
+	// peak_memory only.
+	Verified bool  `json:"verified"`
+	Segments int   `json:"segments,omitempty"`
+	SlotSize int64 `json:"slot_size,omitempty"`
 	// Exact is true when the dynamic program ran in bytes, without slots; Note says why an
 	// exact run fell back to slots.
 	Exact bool   `json:"exact,omitempty"`
@@ -212,10 +214,12 @@ func runRemat(opts *RematOptions, io *IO) error {
 			return fmt.Errorf("remat: %w", err)
 		}
 	}
-	rep.Verified, rep.Feasible, rep.Makespan, rep.PeakMemory = out.Verified, out.Feasible, out.Makespan, out.Peak
+	rep.Feasible, rep.PeakMemory = out.Feasible, out.Peak
 	rep.SlotSize, rep.Exact, rep.Note, rep.Segments = out.SlotSize, out.Exact, out.Note, out.Segments
 	if rep.Feasible {
-		rep.Sequence = out.Sequence
+		// "verified" and the makespan only for a sequence that fits (issue 29: store-all above
+		// the budget was "feasible": false, "verified": true with its makespan).
+		rep.Sequence, rep.Verified, rep.Makespan = out.Sequence, out.Verified, out.Makespan
 	}
 	if io.JSON {
 		return io.PrintJSON(rep)
@@ -225,7 +229,7 @@ func runRemat(opts *RematOptions, io *IO) error {
 	fmt.Fprintf(w, "algorithm\t%s\n", rep.Algorithm)
 	fmt.Fprintf(w, "budget\t%s (%d B)\n", instances.FormatSize(budget), budget)
 	if !rep.Feasible {
-		if rep.Verified {
+		if out.Verified { // replayed: its peak is above the budget
 			fmt.Fprintf(w, "feasible\tno: its peak %s exceeds the budget\n", instances.FormatSize(rep.PeakMemory))
 		} else {
 			fmt.Fprintf(w, "feasible\tno sequence of this algorithm fits (smallest feasible budget of any sequence: %s)\n",

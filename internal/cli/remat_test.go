@@ -220,3 +220,20 @@ func TestRematExactFallback(t *testing.T) {
 	assert.Greater(t, rep.SlotSize, int64(1))
 	assert.InDelta(t, 0.04742, rep.Makespan, 1e-12)
 }
+
+// TestRematInfeasibleNotVerified (issue 29, wrong answer 5, as certify): `remat --algo
+// store-all` above the budget was "feasible": false, "verified": true with a makespan. Now it
+// has its peak only, and says why.
+func TestRematInfeasibleNotVerified(t *testing.T) {
+	code, out, stderr := run(t, "remat", "--algo", "store-all", "--mem", "90MiB", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep RematReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.False(t, rep.Feasible)
+	assert.False(t, rep.Verified)
+	assert.Zero(t, rep.Makespan)
+	assert.Equal(t, int64(112187147), rep.PeakMemory)
+	code, out, _ = run(t, "remat", "--algo", "store-all", "--mem", "90MiB")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "no: its peak 106.99 MiB exceeds the budget")
+}
