@@ -1,0 +1,167 @@
+package pipeline
+
+import (
+	"math"
+
+	pl "github.com/memsched/memsched/instances/pipeline"
+)
+
+// table holds, for every part [s, e] and every number n of micro-batches in flight that a
+// position of the search can give, the part's forward duration and least backward duration
+// that fits (+Inf: none).
+type table struct {
+	L   int
+	ns  []int       // the distinct n, ascending
+	nix map[int]int // n → index in ns
+	f   []float64   // at (s−1)·L + e−1
+	b   []float64   // at ((s−1)·L + e−1)·len(ns) + index of n
+	// tlo[i] = Σ_{ℓ≤i} (u_f + u_b): no part of stages 1..i runs in less (recomputation only
+	// adds); ulf, ulb the same for u_f and u_b alone.
+	tlo, ulf, ulb []float64
+}
+
+func newTable(p *pl.Problem, pc partCosts, maxS int) *table {
+	L := p.L()
+	t := &table{L: L, nix: map[int]int{}}
+	for S := 1; S <= maxS; S++ {
+		for k := 0; k < S; k++ {
+			n := p.InFlight(k, S)
+			if _, ok := t.nix[n]; !ok {
+				t.nix[n] = -1
+				t.ns = append(t.ns, n)
+			}
+		}
+	}
+	sortInts(t.ns)
+	for i, n := range t.ns {
+		t.nix[n] = i
+	}
+	t.f = make([]float64, L*L)
+	t.b = make([]float64, L*L*len(t.ns))
+	for s := 1; s <= L; s++ {
+		for e := s; e <= L; e++ {
+			for i, n := range t.ns {
+				f, b, ok := pc.cost(s, e, n)
+				t.f[(s-1)*L+e-1] = f
+				if !ok {
+					b = math.Inf(1)
+				}
+				t.b[((s-1)*L+e-1)*len(t.ns)+i] = b
+			}
+		}
+	}
+	t.tlo, t.ulf, t.ulb = make([]float64, L+1), make([]float64, L+1), make([]float64, L+1)
+	for l := 1; l <= L; l++ {
+		st := p.Chain.Stage(l)
+		t.ulf[l] = t.ulf[l-1] + st.UF
+		t.ulb[l] = t.ulb[l-1] + st.UB
+		t.tlo[l] = t.ulf[l] + t.ulb[l]
+	}
+	return t
+}
+
+// at returns F and B of part [s, e] with n in flight (B = +Inf: it does not fit).
+func (t *table) at(s, e, n int) (float64, float64) {
+	i := (s-1)*t.L + e - 1
+	return t.f[i], t.b[i*len(t.ns)+t.nix[n]]
+}
+
+func sortInts(xs []int) {
+	for i := 1; i < len(xs); i++ {
+		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
+	}
+}
+
+// cutCost returns the cut after stage e: a^e forward plus δ^e back (0 for e = 0: no cut).
+func cutCost(p *pl.Problem, e int) float64 {
+	if e == 0 {
+		return 0
+	}
+	cf, cb := p.CutTimes(e)
+	return cf + cb
+}
+
+// fillDrainBound returns, for a pipeline of S GPUs, the least over every contiguous
+// allocation of
+//
+//	max_k  Σ_{j<k} (F_j + B_j + c_j + c'_j) + m·(F_k + B_k)
+//
+// a lower bound on its makespan under either schedule: GPU k's first action F_k(0) waits for
+// micro-batch 0's forwards and transfers on GPUs 0..k−1, it then runs 2m actions one after the
+// other, and after its last one, B_k(m−1), the backwards and transfers of micro-batch m−1 on
+// GPUs k−1..0 remain. Over allocations it is a min–max whose prefix terms add up, so a dynamic
+// program over suffixes computes it exactly:
+//
+//	D(g, i) = min_{i ≤ e} max( m·t(i, e), t(i, e) + c_e + c'_e + D(g−1, e+1) ),  D(1, i) = m·t(i, L),
+//
+// where t is the part's F + B at the position's in-flight count, and D(S, 1) is the bound.
+// It returns +Inf when no allocation on S GPUs fits.
+func fillDrainBound(p *pl.Problem, t *table, S int) float64 {
+	L, m := t.L, float64(p.MicroBatches)
+	inf := math.Inf(1)
+	prev := make([]float64, L+2)
+	cur := make([]float64, L+2)
+	for i := range prev {
+		prev[i] = inf
+	}
+	for g := 1; g <= S; g++ {
+		k := S - g
+		n := p.InFlight(k, S)
+		for i := range cur {
+			cur[i] = inf
+		}
+		for i := 1; i <= L; i++ {
+			if g == 1 {
+				f, b := t.at(i, L, n)
+				cur[i] = m * (f + b)
+				continue
+			}
+			for e := i; e <= L-g+1; e++ {
+				f, b := t.at(i, e, n)
+				if math.IsInf(b, 1) {
+					continue
+				}
+				tt := f + b
+				v := max(m*tt, tt+cutCost(p, e)+prev[e+1])
+				cur[i] = min(cur[i], v)
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return prev[1]
+}
+
+// prefixBound returns P(g, i) for g = 1..S−1 and i = 1..L: the least over allocations of
+// stages 1..i on GPUs 0..g−1 (of a pipeline of S GPUs) of max_{k<g} (A_k + m·t_k), with A_k
+// relaxed to Σ_{ℓ<s_k}(u_f + u_b) + the cut just before GPU k. The search bounds a partial
+// plan whose GPUs g..S−1 are chosen with P(g, s_g − 1).
+func prefixBound(p *pl.Problem, t *table, S int) [][]float64 {
+	L, m := t.L, float64(p.MicroBatches)
+	inf := math.Inf(1)
+	P := make([][]float64, S)
+	for g := 1; g < S; g++ {
+		P[g] = make([]float64, L+1)
+		n := p.InFlight(g-1, S)
+		for i := 0; i <= L; i++ {
+			P[g][i] = inf
+			if g == 1 {
+				if i >= 1 {
+					f, b := t.at(1, i, n)
+					P[g][i] = m * (f + b)
+				}
+				continue
+			}
+			for i2 := g - 1; i2 < i; i2++ {
+				f, b := t.at(i2+1, i, n)
+				if math.IsInf(b, 1) || math.IsInf(P[g-1][i2], 1) {
+					continue
+				}
+				v := max(P[g-1][i2], t.tlo[i2]+cutCost(p, i2)+m*(f+b))
+				P[g][i] = min(P[g][i], v)
+			}
+		}
+	}
+	return P
+}
