@@ -60,6 +60,8 @@ type Result struct {
 	SlotSize int64
 	// Note says why the tables fell back to slots, or why the search stopped early.
 	Note string
+	// Reason says why an allocation given to Evaluate does not fit.
+	Reason string
 }
 
 // Plan returns the contiguous allocation on at most P GPUs with the least makespan of one
@@ -437,3 +439,9 @@ func (r relaxedCosts) cost(s, e, _ int) (float64, float64, bool) {
 }
 
 func (relaxedCosts) sequence(int, int, int) (schedule.Sequence, error) { return nil, nil }
+
+// FillDrainBound returns the least fill-and-drain bound (fillDrainBound) over 1..min(P, L)
+// GPUs with every part at Σ(u_f + u_b), memory aside: a lower bound on the makespan of every
+// contiguous plan on at most P GPUs under either schedule, whatever each part stores or
+// recomputes (recomputation only adds time, transfers are counted).
+func FillDrainBound(p *pl.Problem) float64 { return relaxedBound(p, min(p.GPUs, p.L())) }

@@ -118,6 +118,7 @@ which strategy, how fast, and how far from the best possible.`,
 		newBoundCmd(io),
 		newExportAllCmd(io),
 		newRematGraphCmd(io),
+		newPipelineCmd(io),
 		newRematOffloadCmd(io),
 	)
 	return root

@@ -21,6 +21,10 @@ import (
 // VerifyOptions are the flags of `memsched verify`.
 type VerifyOptions struct {
 	Problem, ChainFile, Mem, Bandwidth, Schedule, Format string
+	// GPUs, MicroBatches, Order and Algo describe a pipeline plan's instance (--problem
+	// pipeline); a plan that is the pipeline command's JSON gives them by default.
+	GPUs, MicroBatches int
+	Order, Algo        string
 }
 
 // Violation is the first rule a schedule breaks.
@@ -54,7 +58,7 @@ var errRejected = errors.New("the schedule is invalid")
 func newVerifyCmd(io *IO) *cobra.Command {
 	o := &VerifyOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify --problem remat|act-offload|weight-offload|remat-offload --chain FILE --mem SIZE [--bandwidth RATE] --schedule FILE",
+		Use:   "verify --problem remat|act-offload|weight-offload|remat-offload|pipeline --chain FILE --mem SIZE [--bandwidth RATE] --schedule FILE",
 		Short: "Check a schedule produced by anyone; explain its first violation",
 		Long: `verify replays a schedule with memsched's independent validators and prints its makespan (or
 period) and peak memory, or the first rule it breaks with its step (remat) or time (weight
@@ -67,6 +71,10 @@ JSON sequence or periodic schedule, or the plain text formats of docs/verify.md:
   remat-offload   JSON only: {"ops": [{"op", "stage", "wait"}], "transfers": [{"kind", "tensor",
                   "stage", "after"}]} (docs/verify.md), bare, under "schedule", or the one
                   result of memsched remat-offload --algo NAME --json
+  pipeline        memsched pipeline --json (its best plan, or --algo NAME's; its --gpus,
+                  --mem, --bandwidth, --micro-batches and schedule unless given), a plan
+                  {"stages": [[1, 2], [3, 4]], "gpus", "sequences", "actions"} or the text
+                  1-2 3-4 (parts FIRST-LAST[@GPU]); --order 1f1b|gpipe (docs/pipeline.md)
 Exit status: 0 valid, 1 invalid (the violation is printed), 2 unreadable input.`,
 		Example: `  memsched remat --mem 90MiB --algo floating --json > s.json
   memsched verify --problem remat --mem 90MiB --schedule s.json
@@ -86,16 +94,25 @@ Exit status: 0 valid, 1 invalid (the violation is printed), 2 unreadable input.`
 	f.StringVar(&o.Bandwidth, "bandwidth", "", "act-offload, weight-offload, remat-offload: link rate β, each direction (required; e.g. 12GB/s)")
 	f.StringVar(&o.Schedule, "schedule", "", "schedule file, - for stdin")
 	f.StringVar(&o.Format, "format", "auto", "auto | json | text")
+	f.IntVar(&o.GPUs, "gpus", 0, "pipeline: P, the GPUs")
+	f.IntVar(&o.MicroBatches, "micro-batches", 0, "pipeline: m, the micro-batches of one iteration")
+	f.StringVar(&o.Order, "order", "", "pipeline: every GPU's order, 1f1b | gpipe (default 1f1b, or the report's)")
+	f.StringVar(&o.Algo, "algo", "", "pipeline: the result of a pipeline report to check (default: its best)")
 	return cmd
 }
 
 func runVerify(o *VerifyOptions, io *IO) error {
 	switch o.Problem {
 	case "remat", "act-offload", "weight-offload", "remat-offload":
+	case "pipeline":
+		return runVerifyPipeline(o, io)
 	case "":
-		return usageErrorf("verify: --problem is required (remat, act-offload, weight-offload or remat-offload)")
+		return usageErrorf("verify: --problem is required (remat, act-offload, weight-offload, remat-offload or pipeline)")
 	default:
-		return usageErrorf("verify: unknown --problem %q (want remat, act-offload, weight-offload or remat-offload)", o.Problem)
+		return usageErrorf("verify: unknown --problem %q (want remat, act-offload, weight-offload, remat-offload or pipeline)", o.Problem)
+	}
+	if o.GPUs != 0 || o.MicroBatches != 0 || o.Order != "" || o.Algo != "" {
+		return usageErrorf("verify: --gpus, --micro-batches, --order and --algo go with --problem pipeline only")
 	}
 	if o.Mem == "" {
 		return usageErrorf("verify: --mem is required")

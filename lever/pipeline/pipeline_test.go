@@ -1,0 +1,42 @@
+package pipeline
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	pl "github.com/memsched/memsched/instances/pipeline"
+)
+
+// TestBoundsBelowEveryPlan: on 300 random tiny instances (both classes), every strategy's plan
+// replays, the exact one is at most every baseline's, and every bound is at most every
+// feasible plan (SPEC §5: nothing printed stands against what verify accepted).
+func TestBoundsBelowEveryPlan(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 3))
+	for k := range 300 {
+		p := pl.RandomTiny(r, k)
+		o := Options{Remat: k%2 == 0}
+		var outs []*Outcome
+		for _, st := range Strategies {
+			out, err := st.Run(p, o)
+			require.NoError(t, err, "%d %s", k, st.Name)
+			outs = append(outs, out)
+		}
+		exact := outs[0]
+		require.True(t, exact.Complete)
+		for _, out := range outs[1:] {
+			if out.Feasible {
+				require.True(t, exact.Feasible, "%d: %s fits, exact does not", k, out.Name)
+				require.LessOrEqual(t, exact.Makespan, out.Makespan, "%d: exact above %s", k, out.Name)
+			}
+		}
+		for _, b := range Bounds(p, o, exact) {
+			for _, out := range outs {
+				if out.Feasible {
+					require.LessOrEqual(t, b.Value, out.Makespan*(1+1e-12), "%d: bound %s above %s's plan", k, b.Name, out.Name)
+				}
+			}
+		}
+	}
+}
