@@ -168,12 +168,9 @@ func pipelineProblem(cmd, chainFile string, gpus int, mem, bandwidth string, m i
 	if mem == "" {
 		return nil, "", usageErrorf("%s: --mem is required (every GPU's memory, e.g. --mem 16GiB)", cmd)
 	}
-	budget, err := sizeFlag("--mem", mem)
+	budget, err := budgetFlag("--mem", mem)
 	if err != nil {
 		return nil, "", err
-	}
-	if budget <= 0 {
-		return nil, "", usageErrorf("%s: --mem must be positive, got %q", cmd, mem)
 	}
 	if bandwidth == "" {
 		return nil, "", usageErrorf("%s: --bandwidth is required: the link between consecutive GPUs, each direction (e.g. --bandwidth 25GB/s, or inf)", cmd)
