@@ -424,10 +424,30 @@ type FloatingExact struct {
 	g, h   []pareto
 	stats  ExactStats
 	cut    *cutoff // nil: every value kept
-	// extra, when set, is the budget each phase ℓ (004 Def. 4.2: δ^ℓ current) has above
-	// phase L+1's, in bytes (LinkCredit): an operation of phase ℓ fits in the budget plus
-	// extra[ℓ]. nil: one budget.
-	extra []int64
+	// cred, when set, gives the operations extra budgets by phase (LinkCredit); nil: one
+	// budget.
+	cred *phaseCredit
+}
+
+// phaseCredit is the budget each operation has above the table's budget, in bytes
+// (LinkCredit): an operation of phase ℓ (004 Def. 4.2: δ^ℓ current) fits in the budget plus
+// phase[ℓ] — B^{L+1} and every forward of phase L+1 run again plus phase[L+1] — except the
+// first run of F^k in phase L+1, which fits in the budget plus first[k] (nil: phase[L+1]).
+// Every extra is ≥ 0.
+type phaseCredit struct {
+	phase, first []int64
+}
+
+// ref is the extra budget of the forwards of a state (s, ·, ℓ): of phase ℓ, and for ℓ = L+1
+// the first run of F^s (the state's first forward).
+func (f *FloatingExact) ref(l, s int) int64 {
+	switch {
+	case f.cred == nil:
+		return 0
+	case l == f.n && f.cred.first != nil:
+		return f.cred.first[s]
+	}
+	return f.cred.phase[l]
 }
 
 // NewFloatingExact fills the exact C_FL tables for budgets up to budget bytes (a^0
@@ -436,25 +456,12 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 	return newFloatingExact(c, budget, opt, nil)
 }
 
-// availOf is the most memory a state of phase ℓ is asked about: the top budget (a^0 out)
-// plus the phase's extra.
-func (f *FloatingExact) availOf(l int) int64 {
-	if f.extra == nil {
-		return f.avail
-	}
-	return f.avail + f.extra[l]
-}
+// availOf is the most memory a state (s, ·, ℓ) is asked about: the table's budget (a^0 out)
+// plus its extra. A state's values are indexed by that memory minus what the enclosing
+// levels hold.
+func (f *FloatingExact) availOf(l, s int) int64 { return f.avail + f.ref(l, s) }
 
-// shift is how much more a state of phase l2 has than one of phase l (≥ 0 when l2 < l and
-// the extras never decrease with time).
-func (f *FloatingExact) shift(l2, l int) int64 {
-	if f.extra == nil {
-		return 0
-	}
-	return f.extra[l2] - f.extra[l]
-}
-
-func newFloatingExact(c *instances.Chain, budget int64, opt ExactOptions, extra []int64) (*FloatingExact, error) {
+func newFloatingExact(c *instances.Chain, budget int64, opt ExactOptions, cred *phaseCredit) (*FloatingExact, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -465,7 +472,7 @@ func newFloatingExact(c *instances.Chain, budget int64, opt ExactOptions, extra 
 	if n > MaxFloatingStages {
 		return nil, fmt.Errorf("dp: floating: %d stages is too many (at most %d); use the persistent algorithm", n, MaxFloatingStages)
 	}
-	f := &FloatingExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n, extra: extra}
+	f := &FloatingExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n, cred: cred}
 	if f.avail < 0 {
 		return f, nil
 	}
@@ -549,37 +556,43 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 				lim = max(lim, cut.limit(r, t, l)-f.row(f.g, r, t, t2-1).least())
 			}
 		}
-		env.startUnder(f.availOf(l), lim)
+		env.startUnder(f.availOf(l, r), lim)
 		var fwd int64
 		pre := 0.0
 		for s2 := r + 1; s2 <= t2; s2++ {
-			fwd = bc.splitPeak(r, s2, fwd)
+			// Step F^{s2−1} fits in its own extra: relative to F^r's, ref(ℓ, s2−1) − ref(ℓ, r)
+			// more (0 outside phase L+1's first runs).
+			fwd = max(fwd, bc.splitPeak(r, s2, 0)-(f.ref(l, s2-1)-f.ref(l, r)))
 			pre += bc.uf[s2-1]
 			need := bc.d[l] + fwd
-			if need > f.availOf(l) {
+			if need > f.availOf(l, r) {
 				break
 			}
-			env.add(pre, f.row(f.g, s2, t2, l), bc.a[s2-1], nil, need, int32(s2), false)
+			env.add(pre, f.row(f.g, s2, t2, l), bc.a[s2-1]-(f.ref(l, s2)-f.ref(l, r)), nil, need, int32(s2), false)
 		}
 		x[t2] = wk.xar.keep(&env.cur)
 	}
 	for t := r; t <= l; t++ {
-		startCell(env, f.availOf(l), cut, r, t, l)
+		startCell(env, f.availOf(l, r), cut, r, t, l)
 		if t == r {
-			// F_all^r runs in phase ℓ, B^r in phase r.
-			need := max(bc.d[l]+bc.abar[r]+bc.of[r], bc.d[r]+bc.abar[r]+bc.d[r-1]+bc.ob[r]-f.shift(r, l))
+			// F_all^r runs in phase ℓ, B^r in phase r (B^{L+1}: phase[L+1]).
+			bShift := int64(0)
+			if f.cred != nil {
+				bShift = f.cred.phase[r] - f.ref(l, r)
+			}
+			need := max(bc.d[l]+bc.abar[r]+bc.of[r], bc.d[r]+bc.abar[r]+bc.d[r-1]+bc.ob[r]-bShift)
 			base := bc.uf[r] + bc.ub[r]
 			if l == r {
-				if need <= f.availOf(l) {
+				if need <= f.availOf(l, r) {
 					env.cur.push(need, base, 0)
 				}
 			} else {
-				env.add(base, f.row(f.g, r+1, r+1, l), bc.abar[r], nil, need, 0, false)
+				env.add(base, f.row(f.g, r+1, r+1, l), bc.abar[r]-(f.ref(l, r+1)-f.ref(l, r)), nil, need, 0, false)
 			}
 		}
 		for t2 := t + 1; t2 <= l; t2++ {
 			// The left part runs in phases t2−1 … t, with their budgets.
-			env.addShifted(0, &x[t2], 0, f.row(f.g, r, t, t2-1), -f.shift(t2-1, l), 0, int32(t2), true)
+			env.addShifted(0, &x[t2], 0, f.row(f.g, r, t, t2-1), -(f.ref(t2-1, r) - f.ref(l, r)), 0, int32(t2), true)
 		}
 		if cut != nil {
 			env.cur.truncate(cut.limit(r, t, l))
@@ -591,20 +604,20 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 	}
 	for t := r; t <= l; t++ {
 		s := r
-		startCell(env, f.availOf(l), cut, s, t, l)
+		startCell(env, f.availOf(l, s), cut, s, t, l)
 		env.add(0, f.row(f.h, s, t, l), 0, nil, 0, int32(s), false)
 		// Float the (plain) checkpoint from s-1 to r2-1, s < r2 ≤ t.
 		pre := 0.0
 		var moves int64
 		for r2 := s + 1; r2 <= t; r2++ {
 			j := r2 - 1
-			moves = max(moves, bc.d[l]+bc.a[j-1]+bc.a[j]+bc.of[j])
+			moves = max(moves, bc.d[l]+bc.a[j-1]+bc.a[j]+bc.of[j]-(f.ref(l, j)-f.ref(l, s)))
 			pre += bc.uf[j]
 			if bc.a[r2-1] < bc.a[s-1] {
 				continue // Cor. 4.5: a checkpoint only floats to a larger or equal size
 			}
 			shift := bc.a[r2-1] - bc.a[s-1]
-			env.add(pre, f.row(f.h, r2, t, l), shift, nil, max(moves-bc.a[s-1], shift, 0), int32(r2), false)
+			env.add(pre, f.row(f.h, r2, t, l), shift-(f.ref(l, r2)-f.ref(l, s)), nil, max(moves-bc.a[s-1], shift, 0), int32(r2), false)
 		}
 		if cut != nil {
 			env.cur.truncate(cut.limit(s, t, l))
@@ -672,7 +685,7 @@ func (f *FloatingExact) rebuildG(seq *schedule.Sequence, s, t, l int, m int64) {
 	for j := s; j < r; j++ {
 		*seq = append(*seq, schedule.Op{Kind: schedule.Fn, Stage: j})
 	}
-	f.rebuildH(seq, r, t, l, m-(f.bc.a[r-1]-f.bc.a[s-1]))
+	f.rebuildH(seq, r, t, l, m-(f.bc.a[r-1]-f.bc.a[s-1])+(f.ref(l, r)-f.ref(l, s)))
 }
 
 func (f *FloatingExact) rebuildH(seq *schedule.Sequence, r, t, l int, m int64) {
@@ -682,7 +695,7 @@ func (f *FloatingExact) rebuildH(seq *schedule.Sequence, r, t, l int, m int64) {
 	if a == 0 {
 		*seq = append(*seq, schedule.Op{Kind: schedule.Fall, Stage: r})
 		if l > r {
-			f.rebuildG(seq, r+1, r+1, l, m-f.bc.abar[r])
+			f.rebuildG(seq, r+1, r+1, l, m-f.bc.abar[r]+(f.ref(l, r+1)-f.ref(l, r)))
 		}
 		*seq = append(*seq, schedule.Op{Kind: schedule.B, Stage: r})
 		return
@@ -691,8 +704,8 @@ func (f *FloatingExact) rebuildH(seq *schedule.Sequence, r, t, l int, m int64) {
 	for j := r + 1; j < s2; j++ {
 		*seq = append(*seq, schedule.Op{Kind: schedule.Fn, Stage: j})
 	}
-	f.rebuildG(seq, s2, t2, l, m-f.bc.a[s2-1])
-	f.rebuildG(seq, r, t, t2-1, m+f.shift(t2-1, l))
+	f.rebuildG(seq, s2, t2, l, m-f.bc.a[s2-1]+(f.ref(l, s2)-f.ref(l, r)))
+	f.rebuildG(seq, r, t, t2-1, m+(f.ref(t2-1, r)-f.ref(l, r)))
 }
 
 // Frontier returns the exact optimal makespan-versus-budget frontier up to the table's budget.

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
 )
 
 // LinkCreditOptions tune LinkCredit.
@@ -16,6 +18,22 @@ type LinkCreditOptions struct {
 	// Exact caps the exact table (MaxBreakpoints, MaxTotal, MaxMemory) and stops it (Stop);
 	// its Cutoff is Upper.
 	Exact ExactOptions
+	// Sequences asks for the sequences of the relaxation's best points (at most that many,
+	// the least relaxed makespan first): candidates for schedules that meet the bound.
+	Sequences int
+	// Whole refines the bound with whole tensors (LinkCredit's comment): a bisection on T
+	// from the fluid bound, one exact table per probe, at most MaxProbes of them (0: 24),
+	// stopped by Exact.Stop (the bound is then the last infeasible probe).
+	Whole     bool
+	MaxProbes int
+}
+
+// LinkCreditSequence is one point of the relaxation: a 004 sequence that fits the phase
+// budgets at makespan Relaxed (its own makespan is at most Relaxed); it usually exceeds the
+// real budget, by what the link would have to keep away.
+type LinkCreditSequence struct {
+	Sequence schedule.Sequence
+	Relaxed  float64
 }
 
 // LinkCreditResult is LinkCredit's bound.
@@ -23,13 +41,21 @@ type LinkCreditResult struct {
 	// Bound is the lower bound on the makespan of every strict schedule of rematerialization
 	// and offloading together, in seconds (at most Upper).
 	Bound float64
-	// Credit[ℓ] is phase ℓ's link credit h_ℓ in seconds (ℓ = 1..L+1): during it at most
-	// β·(T − Σu + Credit[ℓ]) bytes can be away from the GPU.
-	Credit []float64
+	// Credit[ℓ] is phase ℓ's link credit h'_ℓ in seconds (ℓ = 1..L+1): during an operation
+	// of it at most β·(T − Σu + Credit[ℓ]) bytes can be away from the GPU; First[k] the same
+	// for the first run of F^k in phase L+1 (k = 1..L+1).
+	Credit, First []float64
 	// TopBudget is the table's budget in bytes (phase L+1's at T = Upper).
 	TopBudget int64
 	// Stats is the exact table's size.
 	Stats ExactStats
+	// Sequences are the relaxation's best points' sequences (LinkCreditOptions.Sequences).
+	Sequences []LinkCreditSequence
+	// Fluid is the bound with fluid credits (the first table); Bound is at least it. Probes
+	// counts the whole-tensor tables built, Gap their last bracket (hi − Bound, seconds).
+	Fluid  float64
+	Probes int
+	Gap    float64
 }
 
 // ErrLinkCreditUpper says that LinkCredit found no makespan up to Upper: Upper is not the
@@ -47,23 +73,28 @@ var ErrLinkCreditUpper = errors.New("dp: the link-credit relaxation has no makes
 // their prefetch not started); each was offloaded whole in [0, s] and must come back whole
 // before its next use (every stored tensor is used again) in [e, T], one transfer at a time:
 // so 004's memory of o is at most M + β·min(s, T − e). With p and q the compute that must run
-// before and after o in every sequence, s ≥ p and T − e ≥ q, so min(s, T − e) ≤ T − max(p, q)
-// = (T − Σu) + h(o), h(o) = Σu − max(p, q). In phase ℓ ≤ L (004 Def. 4.2: after B^{ℓ+1}, up to
-// B^ℓ) every forward has run and B^{L+1} … B^{ℓ+1}, and B^{ℓ−1} … B^1 are still to run:
-// h ≤ min(Σ_{k≤ℓ} u_b^k, Σu_f + Σ_{k≥ℓ} u_b^k); in phase L+1, h ≤ Σu_f + u_b^{L+1}. The
-// credit h'_ℓ is the largest of these over phases ℓ and earlier (a running maximum, so that
-// the credits never decrease with time). So the compute sequence is a 004 sequence in which
-// every operation of phase ℓ fits in M + β·(T − Σu + h'_ℓ), and it takes at most T: with
-// F(x) the best such sequence's makespan when phase L+1 has x bytes (and phase ℓ x plus
-// β·(h'_ℓ − h'_{L+1})), T ≥ F(M + β·(T − Σu + h'_{L+1})). The bound is the least T ≥ Σu that
-// satisfies this — read off the top frontier of one exact C_FL table (FloatingExact) in which
-// each phase's states have its extra budget.
+// before and after o in every sequence, s ≤ T − q and T − e ≤ T − p, so min(s, T − e) ≤
+// (T − Σu) + h(o), h(o) = Σu − max(p, q). In phase ℓ ≤ L (004 Def. 4.2: after B^{ℓ+1}, up to
+// B^ℓ) every forward has run once and B^{L+1} … B^{ℓ+1}, and B^{ℓ−1} … B^1 are still to run:
+// h ≤ min(Σ_{k≤ℓ} u_b^k, Σu_f + Σ_{k≥ℓ} u_b^k). In phase L+1, the first run of F^k comes
+// after F^1 … F^{k−1} and before F^{k+1} … F^{L+1} and every backward: h ≤ Σ_{j<k} u_f^j;
+// B^{L+1} and forwards run again come before every other backward: h ≤ Σu_f. The credits are
+// these, each raised to the largest of the ones before it in time (so they never decrease
+// with time). So the compute sequence is a 004 sequence in which every operation fits in
+// M + β·(T − Σu + its credit), and it takes at most T: with F(x) the best such sequence's
+// makespan when F^1 has x bytes (the others x plus β times their credit), T ≥
+// F(M + β·(T − Σu)). The bound is the least T ≥ Σu that satisfies this — read off the top
+// frontier of one exact C_FL table (FloatingExact) in which each state's operations have
+// their extra budget.
 //
-// F is the optimum over weakly persistent sequences; that it is the optimum over all
-// sequences with these budgets is 004 Lemma 4.4 with budgets that never decrease with time
-// (its exchanges only delay recomputations to later phases, whose budgets are then no
-// smaller): checked against the exhaustive search with phase budgets (oracle.RematPhased)
-// and against the exact strict optimum (oracle.Strict) on random tiny chains.
+// F is the optimum over weakly persistent sequences (no forward runs twice in phase L+1);
+// that it is the optimum over all sequences with these budgets is 004 Lemma 4.4 with budgets
+// that never decrease with time (its exchanges only delay recomputations to later phases,
+// whose budgets are then no smaller): checked against the exhaustive search with the same
+// budgets, forwards run again included (oracle.RematBudgeted), and against the exact strict
+// optimum (oracle.Strict) on random tiny chains.
+//
+// With o.Whole the credits count whole tensors too (linkCreditWhole), by bisection on T.
 //
 // It fails like NewFloatingExact (a *BreakpointError, a *TooLargeError, ErrStopped), and with
 // ErrLinkCreditUpper when no makespan up to Upper satisfies the relaxation.
@@ -78,62 +109,218 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 		return LinkCreditResult{}, fmt.Errorf("dp: link credit: the upper bound %g must be positive and finite", o.Upper)
 	}
 	n := c.Len()
-	h := linkCredits(c)
-	res := LinkCreditResult{Credit: h}
+	h, first := linkCredits(c)
+	res := LinkCreditResult{Credit: h, First: first}
 	sumU := c.ComputeTime()
 	if o.Upper < sumU {
 		return res, ErrLinkCreditUpper
 	}
-	bytesOf := func(x float64) int64 { // clamped to [0, MaxBytes]
-		if !(x > 0) {
-			return 0
-		}
-		return int64(min(x, float64(instances.MaxBytes)))
-	}
-	extra := make([]int64, n+1)
+	cred := &phaseCredit{phase: make([]int64, n+1), first: make([]int64, n+1)}
 	for l := 1; l <= n; l++ {
-		extra[l] = bytesOf(math.Ceil(beta * (h[l] - h[n])))
+		// first[1] = 0: the table's budget is F^1's, M + β·(T − Σu).
+		cred.phase[l] = bytesOf(math.Ceil(beta * h[l]))
+		cred.first[l] = bytesOf(math.Ceil(beta * first[l]))
 	}
-	top := float64(budget) + beta*(o.Upper-sumU+h[n])
+	top := float64(budget) + beta*(o.Upper-sumU)
 	res.TopBudget = bytesOf(math.Floor(top))
 	opt := o.Exact
 	opt.Cutoff = o.Upper
-	f, err := newFloatingExact(c, res.TopBudget, opt, extra)
+	f, err := newFloatingExact(c, res.TopBudget, opt, cred)
 	if err != nil {
 		return res, err
 	}
 	res.Stats = f.Stats()
 	best := math.Inf(1)
-	for _, p := range f.Frontier() {
-		// Phase L+1 has at least p.Budget bytes once M + β·(T − Σu + h_{L+1}) ≥ p.Budget.
-		t := sumU - h[n] + (float64(p.Budget)-float64(budget))/beta
-		best = min(best, max(p.Makespan, t, sumU))
+	front := f.Frontier()
+	relaxed := make([]float64, len(front))
+	for i, p := range front {
+		// F^1 has at least p.Budget bytes once M + β·(T − Σu) ≥ p.Budget.
+		t := sumU + (float64(p.Budget)-float64(budget))/beta
+		relaxed[i] = max(p.Makespan, t, sumU)
+		best = min(best, relaxed[i])
 	}
 	if best > o.Upper*(1+1e-9) {
 		return res, ErrLinkCreditUpper
 	}
 	res.Bound = min(best, o.Upper)
+	res.Fluid = res.Bound
+	if o.Sequences > 0 {
+		idx := make([]int, len(front))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return relaxed[idx[a]] < relaxed[idx[b]] })
+		for _, i := range idx[:min(o.Sequences, len(idx))] {
+			seq := make(schedule.Sequence, 0, 4*n)
+			f.rebuildG(&seq, 1, 1, n, front[i].Budget-c.A0)
+			res.Sequences = append(res.Sequences, LinkCreditSequence{Sequence: seq, Relaxed: relaxed[i]})
+		}
+	}
+	if o.Whole {
+		if err := linkCreditWhole(c, budget, beta, o, &res); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 
-// linkCredits returns h'_ℓ for ℓ = 1..L+1 (LinkCredit's comment), in seconds.
-func linkCredits(c *instances.Chain) []float64 {
+// linkCreditWhole raises res.Bound with whole tensors. The bytes away during an operation
+// started at s and ended at e are whole tensors, each offloaded in [0, s] after it was
+// produced (stage j's tensor no earlier than Σ_{k≤j} u_f^k) and prefetched in [e, T] before
+// its next use (stage j's tensor is used at the latest by B^j or B^{j+1}, so no later than
+// T − Σ_{k<j} u_b^k), one at a time, at most one tensor of a stage at a time: at most
+// min(Wf(s), Wb(T − e)) bytes, where Wf(t) is the most bytes whole tensors of the phase's
+// stages (≤ ℓ) can cross the link by t from their production, and Wb(τ) the same in reversed
+// time from T − (their latest use) — a Pareto set over subsets in release order (wholeCap).
+// With s ≤ T − q and T − e ≤ T − p (LinkCredit's p, q), phase ℓ ≤ L fits in
+// M + min(Wf_ℓ(T − Σ_{k<ℓ} u_b), Wb_ℓ(T − Σu_f − Σ_{k>ℓ} u_b)), the first run of F^k in
+// M + min(Wf_{<k}(T − Σ_{j≥k} u_f − Σu_b), Wb_{<k}(T − Σ_{j≤k} u_f)) (only stages < k have
+// run), B^{L+1} and forwards run again in M + min(Wf(T − Σu_b), Wb(T − Σu_f)), each at most
+// its fluid credit; a running maximum over time again. These budgets grow with T, so whether a
+// makespan T fits (the best sequence under them, with values above T pruned, is at most T)
+// is monotone in T: bisection from the fluid bound (below which nothing fits) to Upper.
+func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCreditOptions, res *LinkCreditResult) error {
+	n := c.Len()
+	var suf, sub float64
+	pf := make([]float64, n+1) // Σ_{k≤j} u_f
+	pb := make([]float64, n+1) // Σ_{k≤j} u_b
+	for l := 1; l <= n; l++ {
+		suf += c.Stage(l).UF
+		sub += c.Stage(l).UB
+		pf[l], pb[l] = suf, sub
+	}
+	job := func(j int, release float64) capJob {
+		if j == 0 {
+			return capJob{release: release, sizes: []int64{c.A0}}
+		}
+		st := c.Stage(j)
+		return capJob{release: release, sizes: []int64{st.A, st.ABar}}
+	}
+	wf, wb := make([]wholeCap, n+1), make([]wholeCap, n+1)
+	for l := 1; l <= n; l++ {
+		var fj, bj []capJob
+		for j := 0; j <= l; j++ {
+			fj = append(fj, job(j, pf[j]))
+			rho := 0.0
+			if j >= 1 {
+				rho = pb[j-1]
+			}
+			bj = append(bj, job(j, rho))
+		}
+		wf[l], wb[l] = newWholeCap(fj, beta), newWholeCap(bj, beta)
+	}
+	// wfirst[k]: the tensors of stages < k, there when F^k first runs.
+	wfirst, wbfirst := make([]wholeCap, n+1), make([]wholeCap, n+1)
+	for k := 1; k <= n; k++ {
+		var fj, bj []capJob
+		for j := 0; j < k; j++ {
+			fj = append(fj, job(j, pf[j]))
+			rho := 0.0
+			if j >= 1 {
+				rho = pb[j-1]
+			}
+			bj = append(bj, job(j, rho))
+		}
+		wfirst[k], wbfirst[k] = newWholeCap(fj, beta), newWholeCap(bj, beta)
+	}
+	credits := func(T float64) *phaseCredit {
+		cr := &phaseCredit{phase: make([]int64, n+1), first: make([]int64, n+1)}
+		run := int64(0)
+		for k := 1; k <= n; k++ {
+			// The first run of F^k starts by T − Σ_{j≥k} u_f − Σu_b and ends after Σ_{j≤k} u_f.
+			v := min(wfirst[k].at(T-(suf-pf[k-1])-sub), wbfirst[k].at(T-pf[k]))
+			run = max(run, v)
+			cr.first[k] = run
+		}
+		// B^{L+1} and forwards run again in phase L+1 start by T − Σu_b.
+		run = max(run, min(wf[n].at(T-sub), wb[n].at(T-suf)))
+		cr.phase[n] = run
+		for l := n - 1; l >= 1; l-- {
+			v := min(wf[l].at(T-pb[l-1]), wb[l].at(T-suf-(sub-pb[l])))
+			run = max(run, v)
+			cr.phase[l] = run
+		}
+		return cr
+	}
+	fits := func(T float64) (bool, error) {
+		cr := credits(T)
+		base := cr.first[1]
+		for l := 1; l <= n; l++ {
+			cr.phase[l] -= base
+			cr.first[l] -= base
+		}
+		opt := o.Exact
+		opt.Cutoff = T
+		f, err := newFloatingExact(c, min(budget+base, instances.MaxBytes), opt, cr)
+		res.Probes++
+		if err != nil {
+			return false, err
+		}
+		if f.avail < 0 {
+			return false, nil
+		}
+		return f.row(f.g, 1, 1, n).value(f.avail) <= T*(1+1e-12), nil
+	}
+	lo, hi := res.Bound, o.Upper
+	probes := o.MaxProbes
+	if probes <= 0 {
+		probes = 24
+	}
+	if ok, err := fits(lo); err != nil {
+		return err
+	} else if ok {
+		return nil // the fluid bound already fits with whole tensors
+	}
+	for k := 1; k < probes && hi-lo > 1e-6*hi; k++ {
+		mid := lo + (hi-lo)/2
+		ok, err := fits(mid)
+		if errors.Is(err, ErrStopped) {
+			break // the bound so far stands
+		}
+		if err != nil {
+			return err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	res.Bound, res.Gap = lo, hi-lo
+	return nil
+}
+
+// bytesOf is x clamped to [0, MaxBytes].
+func bytesOf(x float64) int64 {
+	if !(x > 0) {
+		return 0
+	}
+	return int64(min(x, float64(instances.MaxBytes)))
+}
+
+// linkCredits returns the credits of LinkCredit's comment in seconds: h'_ℓ for the
+// operations of phase ℓ = 1..L+1 (in phase L+1: B^{L+1} and forwards run again), and
+// first[k] for the first run of F^k in phase L+1 — non-decreasing with time (first[1] ≤ … ≤
+// first[L+1] ≤ h'_{L+1} ≤ h'_L ≤ … ≤ h'_1).
+func linkCredits(c *instances.Chain) (h, first []float64) {
 	n := c.Len()
 	var suf, sub float64
 	pre := make([]float64, n+1) // Σ_{k≤ℓ} u_b^k
+	first = make([]float64, n+1)
 	for l := 1; l <= n; l++ {
+		first[l] = suf // Σ_{k<l} u_f^k
 		suf += c.Stage(l).UF
 		sub += c.Stage(l).UB
 		pre[l] = sub
 	}
-	h := make([]float64, n+1)
-	h[n] = suf + c.Stage(n).UB
+	h = make([]float64, n+1)
+	h[n] = suf
 	for l := n - 1; l >= 1; l-- {
 		h[l] = max(min(pre[l], suf+sub-pre[l-1]), h[l+1])
 	}
-	return h
+	return h, first
 }
 
 // LinkCreditCertificate says what certifies LinkCredit's bound and its scope, for the reports
 // (certify, remat-offload).
-const LinkCreditCertificate = "link-credit relaxation (dp.LinkCredit, docs/bounds.md): during an operation of phase ℓ the bytes above the budget are away, offloaded whole before it and prefetched after it on one link, at most β·(T − Σu + h_ℓ); the fastest 004 sequence under these phase budgets by exact C_FL; global: bounds every strict schedule of rematerialization and offloading together, the other levers' included"
+const LinkCreditCertificate = "link-credit relaxation (dp.LinkCredit, docs/bounds.md): during an operation the bytes above the budget are away, offloaded whole before it and prefetched after it on one link — at most β times the time that must precede or follow it, and what whole tensors of the stages run so far can cross by then; the fastest 004 sequence under these budgets by exact C_FL with per-phase budgets; global: bounds every strict schedule of rematerialization and offloading together, the other levers' included"

@@ -27,7 +27,7 @@ func linkCreditBound(ctx context.Context, in Input, lr *LeverReport, budget int6
 		return
 	}
 	start := time.Now()
-	r, err := dp.LinkCredit(in.Chain, budget, in.Bandwidth, dp.LinkCreditOptions{Upper: upper,
+	r, err := dp.LinkCredit(in.Chain, budget, in.Bandwidth, dp.LinkCreditOptions{Upper: upper, Whole: true,
 		Exact: dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints, MaxMemory: memoryLimit(in), Stop: ctx.Done()}})
 	var be *dp.BreakpointError
 	var tl *dp.TooLargeError

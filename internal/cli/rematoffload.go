@@ -482,7 +482,7 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 		return nil
 	}
 	start := time.Now()
-	r, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
+	r, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Whole: true, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
 	var be *dp.BreakpointError
 	var tl *dp.TooLargeError
 	switch {
@@ -497,7 +497,7 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 	}
 	v := r.Bound
 	lc.Value = &v
-	lc.Note = fmt.Sprintf("%.2f s, exact C_FL with phase budgets, %d breakpoints", time.Since(start).Seconds(), r.Stats.Breakpoints)
+	lc.Note = fmt.Sprintf("%.2f s, exact C_FL with phase budgets (%d breakpoints), fluid credits %s, whole tensors %d tables", time.Since(start).Seconds(), r.Stats.Breakpoints, instances.FormatDuration(r.Fluid), r.Probes)
 	if v > rep.LowerBounds.Best {
 		rep.LowerBounds.Best = v
 	}

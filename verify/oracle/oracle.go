@@ -18,6 +18,8 @@ import (
 // to (L+2)·3^(L+2) states.
 const MaxStages = 11
 
+// node is a state of the search; its key is encode(state), plus in phase L+1 the last stage
+// run so far in bits 56 and up (RematBudgeted tells first runs from it).
 type node struct {
 	key    uint64
 	cost   float64
@@ -72,7 +74,7 @@ func (q *queue) Pop() any {
 //
 // With opt.FreeDelete, dropping any stored activation (Del) is a zero-cost transition.
 func Remat(c *instances.Chain, budget int64, opt verify.RematOptions) (seq schedule.Sequence, makespan float64, feasible bool, err error) {
-	return remat(c, func(int) int64 { return budget }, opt)
+	return remat(c, func(int, schedule.Op, bool) int64 { return budget }, false, opt)
 }
 
 // RematPhased is Remat with a budget per phase (004 Def. 4.2): an operation run while δ^ℓ is
@@ -83,16 +85,24 @@ func RematPhased(c *instances.Chain, budgets []int64, opt verify.RematOptions) (
 	if len(budgets) != c.Len()+1 {
 		panic(fmt.Sprintf("oracle: RematPhased with %d budgets for %d stages", len(budgets), c.Len()))
 	}
-	return remat(c, func(l int) int64 { return budgets[l] }, opt)
+	return remat(c, func(l int, _ schedule.Op, _ bool) int64 { return budgets[l] }, false, opt)
 }
 
-func remat(c *instances.Chain, budgetOf func(phase int) int64, opt verify.RematOptions) (seq schedule.Sequence, makespan float64, feasible bool, err error) {
+// RematBudgeted is Remat with a budget per operation: op, run in phase ℓ, must fit in
+// budgetOf(ℓ, op, first), first saying that op is the first run of its stage's forward (in
+// phase L+1, the stages run so far are 1..K and a forward of stage K+1 is a first run). It is
+// the referee of the dynamic programs with phase budgets (dp.LinkCredit).
+func RematBudgeted(c *instances.Chain, budgetOf func(phase int, op schedule.Op, first bool) int64, opt verify.RematOptions) (seq schedule.Sequence, makespan float64, feasible bool, err error) {
+	return remat(c, budgetOf, true, opt)
+}
+
+func remat(c *instances.Chain, budgetOf func(phase int, op schedule.Op, first bool) int64, firsts bool, opt verify.RematOptions) (seq schedule.Sequence, makespan float64, feasible bool, err error) {
 	n := c.Len()
 	if n > MaxStages {
 		return nil, 0, false, fmt.Errorf("oracle: chain has %d stages, the exhaustive search handles at most %d", n, MaxStages)
 	}
 	start := verify.InitialState(c)
-	if start.Memory(c) > budgetOf(n) {
+	if start.Memory(c) > budgetOf(n, schedule.Op{Kind: schedule.Fall, Stage: 1}, true) {
 		return nil, 0, false, nil
 	}
 	nodes := map[uint64]*node{}
@@ -120,16 +130,25 @@ func remat(c *instances.Chain, budgetOf func(phase int) int64, opt verify.RematO
 		}
 		cur.done = true
 		st := decode(cur.key, n)
+		kmax := int(cur.key >> 56) // the stages run so far in phase L+1: 1..kmax
 		if st.T == 0 {
 			return rebuild(nodes, cur), cur.cost, true, nil
 		}
 		for _, op := range ops {
 			next := verify.RematState{Acts: append([]verify.Act(nil), st.Acts...), T: st.T}
 			mem, dur, err := next.Apply(c, op)
-			if err != nil || mem > budgetOf(st.T) {
+			first := firsts && st.T == n && op.Kind != schedule.B && op.Kind != schedule.Del && op.Stage > kmax
+			if err != nil || mem > budgetOf(st.T, op, first) {
 				continue
 			}
 			k := encode(next)
+			if first {
+				kmax = op.Stage
+				k |= uint64(kmax) << 56
+				kmax = int(cur.key >> 56)
+			} else if firsts && next.T == n {
+				k |= uint64(kmax) << 56
+			}
 			cost := cur.cost + dur
 			if old, ok := nodes[k]; ok {
 				if old.done || old.cost < cost || old.cost == cost && old.ops <= cur.ops+1 {
