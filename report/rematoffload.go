@@ -110,6 +110,7 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 		}
 	}
 	remat, rematNote := rematCandidates(in, budget, time.Now().Add(limit/2))
+	var seeds []schedule.Sequence // the rows' compute sequences, for sequence-offload
 	for _, st := range leverro.Strategies {
 		if err := ctx.Err(); err != nil {
 			return lr, err
@@ -127,7 +128,16 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 			}
 		} else {
 			dl, _ := ctx.Deadline()
-			out, err = st.Run(c, budget, beta, leverro.Options{Slots: in.Slots, Deadline: dl, MaxMemory: memoryLimit(in)})
+			upper := 0.0
+			for _, r := range lr.Rows {
+				if r.Feasible && (upper == 0 || r.Makespan < upper) {
+					upper = r.Makespan
+				}
+			}
+			out, err = st.Run(c, budget, beta, leverro.Options{Slots: in.Slots, Deadline: dl, MaxMemory: memoryLimit(in), Upper: upper, Seeds: seeds})
+			if st.Direct() && out.Feasible {
+				row.Note = out.Source
+			}
 		}
 		if errors.Is(err, dp.ErrDeadline) {
 			row.Note, err = "stopped at the end of the lever's time share", nil
@@ -138,6 +148,7 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 			return lr, fmt.Errorf("%s: %w", st.Name, err)
 		}
 		if out.Feasible {
+			seeds = append(seeds, out.Schedule.Sequence())
 			row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, out.Report.Makespan, out.Report.Peak
 			if out.ModelPlan != nil {
 				row.Note = joinNote(row.Note, fmt.Sprintf("fluid %s, %d offloaded", instances.FormatDuration(out.ModelFluid.Makespan), out.Report.Offloaded))
@@ -145,6 +156,8 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 			if out.Kept > 0 {
 				row.Note += fmt.Sprintf(", %d kept by polishing", out.Kept)
 			}
+		} else if row.Note == "" && st.Direct() {
+			row.Note = "no candidate sequence scheduled within the budget"
 		} else if row.Note == "" {
 			row.Note = "no plan of this strategy fits"
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/zoo"
+	leverro "github.com/memsched/memsched/lever/rematoffload"
 	"github.com/memsched/memsched/verify"
 )
 
@@ -28,7 +29,7 @@ func TestCertifyRematOffload(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, rep.Levers, "remat-offload")
 	lr := rep.Levers["remat-offload"]
-	require.Len(t, lr.Rows, 3)
+	require.Len(t, lr.Rows, len(leverro.Strategies))
 	for _, r := range lr.Rows {
 		require.True(t, r.Feasible, r.Strategy)
 		assert.True(t, r.Verified)
@@ -70,7 +71,7 @@ func TestSweepRematOffload(t *testing.T) {
 	require.Len(t, res.Points, 4)
 	for _, p := range res.Points {
 		assert.Equal(t, "remat-offload", p.Lever)
-		require.Len(t, p.Rows, 3)
+		require.Len(t, p.Rows, len(leverro.Strategies))
 		assert.True(t, p.Rows[0].Feasible)
 		assert.GreaterOrEqual(t, p.Rows[0].Ratio, 1.0)
 	}

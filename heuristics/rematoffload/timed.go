@@ -2,7 +2,10 @@ package rematoffload
 
 import (
 	"fmt"
+	"math"
+	"sort"
 
+	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify/combined"
 )
@@ -36,4 +39,94 @@ func ToTimed(s *schedule.Combined, rep *combined.Report) (*schedule.Timed, error
 		t.Transfers = append(t.Transfers, schedule.ActTransfer{Kind: tr.Kind, Index: tr.Tensor.Stage, Start: rep.TransferStart[j]})
 	}
 	return t, nil
+}
+
+// FromTimed writes an activation-offloading schedule of 001 (instances/actoffload.FromChain's
+// mapping of chain c: operation i is stage i+1, x_0 = a^0, x_j = ā^j) as a combined schedule:
+// F_all^1 … F_all^{L+1}, B^{L+1} … B^1 and its transfers in order of their start times, with
+// the dependencies its start times show (an operation that starts after the previous one ends
+// waits for the transfer that ends then; a transfer that starts after the previous one ends
+// follows the operation that ends then; the first operation using a prefetched tensor waits
+// for its prefetch). verify/combined.Check then judges it under the combined model's rules,
+// which differ from 001's where the chain has a loss gradient δ^{L+1} > 0 (004 counts it from
+// the start, 001 from B_L) — a schedule valid in one may not be in the other. beta is the
+// link's bandwidth, for the transfers' durations.
+func FromTimed(c *instances.Chain, s *schedule.Timed, beta float64) (*schedule.Combined, error) {
+	n := c.Len()
+	if len(s.Ops) != 2*n {
+		return nil, fmt.Errorf("rematoffload: the activation-offloading schedule has %d operations, the chain %d stages", len(s.Ops), n)
+	}
+	tol := 1e-12
+	for _, o := range s.Ops {
+		tol = max(tol, 1e-12*o.Start)
+	}
+	same := func(a, b float64) bool { return math.Abs(a-b) <= tol }
+	out := &schedule.Combined{}
+	opEnd := make([]float64, len(s.Ops))
+	for i, o := range s.Ops {
+		st := c.Stage(o.Index + 1)
+		kind, d := schedule.Fall, st.UF
+		if o.Backward {
+			kind, d = schedule.B, st.UB
+		}
+		out.Ops = append(out.Ops, schedule.CombinedOp{Op: schedule.Op{Kind: kind, Stage: o.Index + 1}})
+		opEnd[i] = o.Start + d
+	}
+	order := make([]int, len(s.Transfers))
+	for j := range order {
+		order[j] = j
+	}
+	sort.SliceStable(order, func(a, b int) bool { return s.Transfers[order[a]].Start < s.Transfers[order[b]].Start })
+	trEnd := make([]float64, 0, len(order))
+	prevEnd := 0.0
+	for _, j := range order {
+		t := s.Transfers[j]
+		size := c.A0
+		if t.Index > 0 {
+			size = c.Stage(t.Index).ABar
+		}
+		after := -1
+		for i := range opEnd {
+			if opEnd[i] <= t.Start+tol && s.Ops[i].Start <= t.Start+tol {
+				after = i
+			}
+		}
+		if t.Start > prevEnd+tol && (after < 0 || !same(opEnd[after], t.Start)) {
+			return nil, fmt.Errorf("rematoffload: transfer %v starts when neither the link nor an operation becomes free", t)
+		}
+		out.Transfers = append(out.Transfers, schedule.CombinedTransfer{Kind: t.Kind, Tensor: schedule.Tensor{Stage: t.Index, Full: t.Index > 0}, After: after})
+		prevEnd = math.Max(prevEnd, t.Start) + float64(size)/beta
+		trEnd = append(trEnd, prevEnd)
+	}
+	waited := map[int]bool{}
+	for i, o := range s.Ops {
+		prev := 0.0
+		if i > 0 {
+			prev = opEnd[i-1]
+		}
+		if o.Start > prev+tol {
+			w := -1
+			for j, e := range trEnd {
+				if same(e, o.Start) {
+					w = j
+				}
+			}
+			if w < 0 {
+				return nil, fmt.Errorf("rematoffload: operation %v starts when nothing ends", o)
+			}
+			out.Ops[i].Wait = append(out.Ops[i].Wait, w)
+		}
+		// The first operation using a prefetched tensor waits for its prefetch.
+		for j, tr := range out.Transfers {
+			if tr.Kind != schedule.Prefetch || waited[j] || trEnd[j] > o.Start+tol {
+				continue
+			}
+			l := o.Index + 1
+			if tr.Tensor.Stage == l || tr.Tensor.Stage == l-1 {
+				waited[j] = true
+				out.Ops[i].Wait = append(out.Ops[i].Wait, j)
+			}
+		}
+	}
+	return out, nil
 }

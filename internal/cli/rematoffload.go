@@ -286,8 +286,16 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		st, _ := leverro.Lookup(a)
 		start := time.Now()
 		o := opt
-		if st.Name != "pofo" {
+		if st.Name != "pofo" && !st.Direct() {
 			o.Deadline = time.Time{} // the heuristics always run (--time-limit's help)
+		}
+		for _, r := range rep.Results {
+			if r.Feasible && (o.Upper == 0 || *r.Makespan < o.Upper) {
+				o.Upper = *r.Makespan
+			}
+			if r.Feasible && r.Schedule != nil {
+				o.Seeds = append(o.Seeds, r.Schedule.Sequence())
+			}
 		}
 		out, err := st.Run(c, budget, beta, o)
 		switch {
@@ -329,7 +337,10 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		res.Peak, res.Idle = out.Report.Peak, out.Report.Idle
 		res.Offloaded, res.OffloadedBytes, res.Kept = out.Report.Offloaded, out.Report.OffloadedBytes, out.Kept
 		res.Plan, res.Schedule = out.Plan, out.Schedule
-		if out.Source != "" {
+		switch {
+		case st.Direct():
+			res.Note = out.Source
+		case out.Source != "":
 			res.Note = "the schedule is " + out.Source + ": faster under strict timing than the plan's"
 		}
 		rep.Results = append(rep.Results, res)

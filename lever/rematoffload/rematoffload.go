@@ -43,6 +43,12 @@ type Options struct {
 	// NoPolish reports the strategy's plan as it is; by default inputs it offloads are kept
 	// one at a time while that shortens the strict schedule (polish).
 	NoPolish bool
+	// Upper is a verified makespan at this budget (the best of the strategies run before;
+	// 0: none): sequence-offload prunes its tables by it and tries only faster sequences.
+	Upper float64
+	// Seeds are compute sequences of schedules found before (other strategies'), which
+	// sequence-offload schedules again with transfers of any tensor.
+	Seeds []schedule.Sequence
 	// Remat are rematerialization sequences already verified at this budget (certify passes
 	// the remat lever's best): pofo weighs each, as a combined schedule without transfers,
 	// against its own by strict makespan. When nil, pofo weighs C_MP exact in bytes
@@ -61,6 +67,9 @@ type Strategy struct {
 	// alt, when set, gives another plan that polishing weighs against the polished plan by
 	// strict makespan.
 	alt func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, error)
+	// direct, when set instead of plan, gives a schedule outside the class (no plan) and
+	// where it comes from.
+	direct func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.Combined, string, error)
 }
 
 // Strategies are the combined lever's strategies, in report order.
@@ -86,13 +95,35 @@ var Strategies = []Strategy{
 		func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
 			p, err := heur.RematThenOffload(c, budget, beta, heur.Options{Slots: o.Slots, Deadline: o.Deadline, MaxMemory: o.MaxMemory})
 			return p, nil, err
-		}, nil},
+		}, nil, nil},
 	{"offload-then-remat", "001's GREEDY offload set with everything stored, then segments merged and recomputed (C_MP) where the link makes the compute stream wait, and inputs kept or offloaded, while the fluid makespan drops",
 		func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
 			p, err := heur.OffloadThenRemat(c, budget, beta, heur.Options{Slots: o.Slots, Deadline: o.Deadline, MaxMemory: o.MaxMemory})
 			return p, nil, err
-		}, nil},
+		}, nil, nil},
+	{Name: "sequence-offload", Summary: "004 sequences beyond the class — C_FL's optima at larger budgets, the link-credit relaxation's best sequences — with any stored tensor offloaded over any gap between two of its uses (Belady's rule, then a local search), transfers in order of need; the fastest schedule under strict timing",
+		direct: func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.Combined, string, error) {
+			var seeds []heur.SequenceCandidate
+			for _, q := range o.Seeds {
+				seeds = append(seeds, heur.SequenceCandidate{Sequence: q, Source: "another strategy's sequence"})
+			}
+			r, err := heur.SequenceOffload(c, budget, beta, o.Upper, seeds, heur.Options{Deadline: o.Deadline, MaxMemory: o.MaxMemory})
+			if err != nil {
+				return nil, "", err
+			}
+			if r == nil || r.Schedule == nil {
+				if !o.Deadline.IsZero() && time.Now().After(o.Deadline) {
+					return nil, "", dp.ErrDeadline // stopped, not "none fits"
+				}
+				return nil, "", nil
+			}
+			return r.Schedule, fmt.Sprintf("%s, %d tensors away (%d of its candidates scheduled)", r.Source, r.Gaps, r.Tried), nil
+		}},
 }
+
+// Direct says that the strategy builds schedules outside the combined class (no plan): its
+// Outcome has no Plan, and Source says what the schedule is.
+func (s Strategy) Direct() bool { return s.direct != nil }
 
 // Names returns the strategies' names in report order.
 func Names() []string {
@@ -145,6 +176,17 @@ type Outcome struct {
 // both are checked independently. No plan is an outcome (Feasible false); a plan the checks
 // reject is an error (a bug).
 func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options) (Outcome, error) {
+	if s.direct != nil {
+		sch, src, err := s.direct(c, budget, beta, o)
+		if err != nil || sch == nil {
+			return Outcome{}, err
+		}
+		rep, err := combined.Check(c, budget, beta, sch)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("%s: its schedule is invalid: %w", s.Name, err)
+		}
+		return Outcome{Feasible: true, Schedule: sch, Report: rep, Source: src}, nil
+	}
 	p, r, err := s.plan(c, budget, beta, o)
 	out := Outcome{DP: r}
 	if err != nil {

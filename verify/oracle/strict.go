@@ -259,21 +259,23 @@ func Strict(c *instances.Chain, budget int64, beta float64, opt StrictOptions) (
 	// ℓ ≤ T, F_all^ℓ where ā^ℓ is missing, the running operation's rest; and the link's.
 	estimate := func(cf *sconf) int64 {
 		var e int64
-		runB := -1
+		runB, runF := 0, 0 // the stage whose B, or whose F_all, is under way (0: none)
 		if cf.op >= 0 {
 			e += cf.opLeft
-			if ops[cf.op].Kind == schedule.B {
+			switch ops[cf.op].Kind {
+			case schedule.B:
 				runB = ops[cf.op].Stage
-			} else if ops[cf.op].Kind == schedule.Fall {
-				runB = -ops[cf.op].Stage // its F_all is under way
+			case schedule.Fall:
+				runF = ops[cf.op].Stage
 			}
 		}
 		for l := 1; l <= int(cf.t); l++ {
-			if l != runB {
-				e += ub[l]
-				if cf.acts[l] != uint8(verify.Full) && -l != runB {
-					e += uf[l]
-				}
+			if l == runB {
+				continue // counted in opLeft
+			}
+			e += ub[l]
+			if cf.acts[l] != uint8(verify.Full) && l != runF {
+				e += uf[l]
 			}
 		}
 		return max(e, cf.trLeft)
@@ -313,6 +315,7 @@ func Strict(c *instances.Chain, budget int64, beta float64, opt StrictOptions) (
 		}
 		nodes[i].done = true
 		settled++
+
 		if settled > maxNodes {
 			return nil, ErrStrictLimit
 		}

@@ -1,0 +1,101 @@
+package rematoffload
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/memsched/memsched/dp"
+	"github.com/memsched/memsched/instances"
+)
+
+// seqCandidates is how many sequences SequenceOffload takes from each source.
+const seqCandidates = 24
+
+// SequenceOffload schedules 004 sequences beyond the combined class with transfers of any
+// stored tensor over any gap between two of its uses (ScheduleSequences): the link-credit
+// relaxation's best sequences (dp.LinkCredit with fluid credits: they fit the budget plus what
+// the link would keep away) and C_FL's optimal sequences at the budgets above this one along
+// its frontier, the least makespan first. upper is a verified makespan at this budget (0:
+// none; C_FL's optimum at the budget is used when it fits): tables are pruned by it and only
+// sequences faster than it are tried. It returns nil when no candidate is scheduled.
+//
+// seeds are sequences to schedule first (the compute streams of other strategies' schedules).
+func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float64, seeds []SequenceCandidate, o Options) (*SequenceResult, error) {
+	stop, release := o.stop()
+	defer release()
+	eopt := dp.ExactOptions{MaxMemory: o.maxMemory(), Stop: stop}
+	var cands []SequenceCandidate
+	type ranked struct {
+		c SequenceCandidate
+		v float64
+	}
+	var rs []ranked
+	peak, err := storeAllPeak(c)
+	if err != nil {
+		return nil, err
+	}
+	// C_FL's frontier above the budget, pruned by upper.
+	fopt := eopt
+	fopt.Cutoff = upper
+	fe, err := dp.NewFloatingExact(c, max(peak, budget), fopt)
+	switch {
+	case err == nil:
+		if upper == 0 {
+			if r, err := fe.Solve(budget); err == nil && r.Feasible {
+				upper = r.Makespan
+			}
+		}
+		var pts []dp.Point
+		for _, p := range fe.Frontier() {
+			if p.Budget > budget && (upper == 0 || p.Makespan < upper) {
+				pts = append(pts, p)
+			}
+		}
+		// The fastest first, each budget's own optimum.
+		sort.SliceStable(pts, func(a, b int) bool { return pts[a].Makespan < pts[b].Makespan })
+		for _, p := range pts[:min(len(pts), seqCandidates)] {
+			r, err := fe.Solve(p.Budget)
+			if err != nil {
+				return nil, err
+			}
+			if r.Feasible {
+				rs = append(rs, ranked{SequenceCandidate{r.Sequence, fmt.Sprintf("C_FL's optimum at %s", instances.FormatSize(p.Budget))}, r.Makespan})
+			}
+		}
+	case errors.Is(err, dp.ErrStopped) || isOutOfReach(err):
+	default:
+		return nil, err
+	}
+	if upper > 0 && !o.passed() {
+		lc, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Sequences: seqCandidates, Exact: eopt})
+		switch {
+		case err == nil:
+			for _, s := range lc.Sequences {
+				rs = append(rs, ranked{SequenceCandidate{s.Sequence, fmt.Sprintf("the link-credit relaxation's sequence at %s", instances.FormatDuration(s.Relaxed))}, s.Relaxed})
+			}
+		case errors.Is(err, dp.ErrStopped) || isOutOfReach(err) || errors.Is(err, dp.ErrLinkCreditUpper):
+		default:
+			return nil, err
+		}
+	}
+	sort.SliceStable(rs, func(a, b int) bool { return rs[a].v < rs[b].v })
+	cands = append(cands, seeds...)
+	for _, r := range rs {
+		if upper > 0 && r.v >= upper*(1+1e-12) {
+			continue // it computes for at least its value: never faster than upper
+		}
+		cands = append(cands, r.c)
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	return ScheduleSequences(c, budget, beta, cands, o, 0)
+}
+
+// isOutOfReach says whether a table was refused or outgrew its caps.
+func isOutOfReach(err error) bool {
+	var be *dp.BreakpointError
+	var tl *dp.TooLargeError
+	return errors.As(err, &be) || errors.As(err, &tl)
+}

@@ -1,0 +1,501 @@
+package rematoffload
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/combined"
+)
+
+// Gap is a stretch of a compute sequence during which a stored tensor may be away: it is
+// produced by operation Producer (-1: a^0, there from the start), used last before the stretch
+// by operation Reader (its release waits for it; Reader = Producer when nothing reads it in
+// between) and next by operation Deadline, before whose start it must be back. It is away
+// during the operations Reader+1 … Deadline−1.
+type Gap struct {
+	Tensor                     schedule.Tensor
+	Size                       int64
+	Producer, Reader, Deadline int
+}
+
+// covers reports whether the tensor may be away during operation i.
+func (g Gap) covers(i int) bool { return g.Reader < i && i < g.Deadline }
+
+// Sequence is a 004 sequence replayed for scheduling with transfers: each operation's memory
+// with everything stored on the GPU (004's), its duration, and every gap of every stored
+// tensor (each stretch between two consecutive uses, a use being its production, a read, or
+// its consumption).
+type Sequence struct {
+	Ops  schedule.Sequence
+	Mem  []int64
+	Dur  []float64
+	Gaps []Gap
+}
+
+// NewSequence replays seq on c (SPEC §1) and lists its gaps; an invalid sequence is an error.
+func NewSequence(c *instances.Chain, seq schedule.Sequence) (*Sequence, error) {
+	n := c.Len()
+	s := verify.InitialState(c)
+	sq := &Sequence{Ops: seq, Mem: make([]int64, len(seq)), Dur: make([]float64, len(seq))}
+	type inst struct {
+		t                 schedule.Tensor
+		producer, lastUse int
+		live              bool
+	}
+	cur := make([]inst, n+1)
+	cur[0] = inst{t: schedule.Tensor{Stage: 0}, producer: -1, lastUse: -1, live: true}
+	size := func(t schedule.Tensor) int64 {
+		if t.Full {
+			return c.Stage(t.Stage).ABar
+		}
+		return c.SizeA(t.Stage)
+	}
+	use := func(l, i int) {
+		in := &cur[l]
+		if !in.live {
+			return
+		}
+		if i-in.lastUse >= 2 && size(in.t) > 0 {
+			sq.Gaps = append(sq.Gaps, Gap{Tensor: in.t, Size: size(in.t), Producer: in.producer, Reader: in.lastUse, Deadline: i})
+		}
+		in.lastUse = i
+	}
+	for i, op := range seq {
+		before := append([]verify.Act(nil), s.Acts...)
+		// The tensors op reads, replaces or removes (verify/combined's uses).
+		l := op.Stage
+		switch op.Kind {
+		case schedule.Fck, schedule.Fn:
+			use(l-1, i)
+		case schedule.Fall:
+			use(l-1, i)
+			if l <= n && s.Acts[l] == verify.Plain {
+				use(l, i)
+			}
+		case schedule.B:
+			use(l-1, i)
+			use(l, i)
+		}
+		m, d, err := s.Apply(c, op)
+		if err != nil {
+			return nil, fmt.Errorf("rematoffload: operation %d (%v) of the sequence is invalid: %v", i+1, op, err)
+		}
+		sq.Mem[i], sq.Dur[i] = m, d
+		for k := 0; k <= n; k++ {
+			if s.Acts[k] == before[k] {
+				continue
+			}
+			if s.Acts[k] == verify.None {
+				cur[k].live = false
+				continue
+			}
+			cur[k] = inst{t: schedule.Tensor{Stage: k, Full: s.Acts[k] == verify.Full && k > 0}, producer: i, lastUse: i, live: true}
+		}
+	}
+	if s.T != 0 {
+		return nil, fmt.Errorf("rematoffload: the sequence ends before δ^0 (current gradient δ^%d)", s.T)
+	}
+	return sq, nil
+}
+
+// Peak is the sequence's 004 peak (everything on the GPU).
+func (sq *Sequence) Peak() int64 {
+	var p int64
+	for _, m := range sq.Mem {
+		p = max(p, m)
+	}
+	return p
+}
+
+// CoverRule orders the gaps Cover takes over an operation still above the budget.
+type CoverRule uint8
+
+const (
+	// Belady takes first the tensor that comes back last.
+	Belady CoverRule = iota
+	// Produced takes first the tensor produced first (its offload can start soonest), then
+	// the one that comes back last.
+	Produced
+)
+
+// Cover picks gaps whose tensors, away, bring every operation within budget: operations in
+// order, and where one is still above it, the gaps over it in Belady's order (the tensor that
+// comes back last first) until it fits. nil, false when some operation cannot fit with every
+// tensor it does not use away.
+func (sq *Sequence) Cover(budget int64) ([]Gap, bool) { return sq.CoverBy(budget, Belady) }
+
+// CoverBy is Cover with the order rule.
+func (sq *Sequence) CoverBy(budget int64, rule CoverRule) ([]Gap, bool) {
+	var sel []Gap
+	chosen := make([]bool, len(sq.Gaps))
+	for i := range sq.Ops {
+		need := sq.Mem[i] - budget
+		for _, g := range sel {
+			if g.covers(i) {
+				need -= g.Size
+			}
+		}
+		if need <= 0 {
+			continue
+		}
+		var cand []int
+		for k, g := range sq.Gaps {
+			if !chosen[k] && g.covers(i) {
+				cand = append(cand, k)
+			}
+		}
+		sort.SliceStable(cand, func(a, b int) bool {
+			ga, gb := sq.Gaps[cand[a]], sq.Gaps[cand[b]]
+			if rule == Produced && ga.Producer != gb.Producer {
+				return ga.Producer < gb.Producer
+			}
+			if ga.Deadline != gb.Deadline {
+				return ga.Deadline > gb.Deadline
+			}
+			return ga.Size > gb.Size
+		})
+		for _, k := range cand {
+			if need <= 0 {
+				break
+			}
+			chosen[k] = true
+			sel = append(sel, sq.Gaps[k])
+			need -= sq.Gaps[k].Size
+		}
+		if need > 0 {
+			return nil, false
+		}
+	}
+	return sel, true
+}
+
+// ErrNoFit says that Schedule found no way to fit an operation within the budget with the
+// gaps given.
+var ErrNoFit = errors.New("rematoffload: an operation does not fit the budget with the tensors given away")
+
+// Schedule builds a strict schedule (verify/combined.Check's rules) of the sequence with the
+// given gaps away and returns it with its replay:
+//
+//   - the offload of a gap's tensor starts after its producer; the prefetch after an anchor
+//     operation — with Earliest the first from which memory allows the tensor reserved up to
+//     its next use, with JustInTime the last from which it is expected back in time — and its
+//     next use waits for it;
+//   - the link runs the transfers in the order of the operations they follow (offloads
+//     first at a tie, then by when they are needed);
+//   - an operation that would not fit waits for the fewest offloads, in link order, whose
+//     release makes it fit (counting every prefetch that may be reserved during it).
+//
+// Both policies are built and the faster valid schedule returned; ErrNoFit when neither
+// fits.
+func (sq *Sequence) Schedule(c *instances.Chain, budget int64, beta float64, gaps []Gap) (*schedule.Combined, *combined.Report, error) {
+	var best *schedule.Combined
+	var bestRep *combined.Report
+	s, rep, err := sq.build(c, budget, beta, gaps, Earliest, nil)
+	if err == nil {
+		best, bestRep = s, rep
+		// Just in time: each prefetch as late as the earliest schedule's times allow.
+		if s2, rep2, err2 := sq.build(c, budget, beta, gaps, JustInTime, rep); err2 == nil && rep2.Exact.Cmp(rep.Exact) < 0 {
+			best, bestRep = s2, rep2
+		}
+	}
+	if best == nil {
+		return nil, nil, err
+	}
+	return best, bestRep, nil
+}
+
+// transfer is one transfer of a schedule being built.
+type transfer struct {
+	gap    int
+	pre    bool
+	after  int
+	due    int
+	size   int64
+	tensor schedule.Tensor
+}
+
+func (sq *Sequence) build(c *instances.Chain, budget int64, beta float64, gaps []Gap, pol Policy, times *combined.Report) (*schedule.Combined, *combined.Report, error) {
+	n := len(sq.Ops)
+	ng := len(gaps)
+	// Prefetch anchors, earliest deadline first; reserved[o] counts the prefetches that may
+	// be reserved during operation o.
+	away := make([]int64, n)
+	for _, g := range gaps {
+		for i := g.Reader + 1; i < g.Deadline; i++ {
+			away[i] += g.Size
+		}
+	}
+	reserved := make([]int64, n)
+	anchor := make([]int, ng)
+	order := make([]int, ng)
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(a, b int) bool { return gaps[order[a]].Deadline < gaps[order[b]].Deadline })
+	for _, k := range order {
+		g := gaps[k]
+		d := g.Deadline
+		a := d - 1
+		first := -1
+		for cand := g.Reader; cand < d; cand++ {
+			fits := true
+			for o := cand + 1; o < d; o++ {
+				if sq.Mem[o]-away[o]+reserved[o]+g.Size > budget {
+					fits = false
+					break
+				}
+			}
+			if fits {
+				first = cand
+				break
+			}
+		}
+		if first >= 0 {
+			a = first
+		}
+		if pol == JustInTime && times != nil && first >= 0 {
+			// The last anchor from which the prefetch, started when the anchor ends, is back
+			// before the deadline started in the earliest schedule.
+			dur := float64(g.Size) / beta
+			for cand := d - 1; cand >= first; cand-- {
+				if times.OpStart[cand]+sq.Dur[cand]+dur <= times.OpStart[d] {
+					a = cand
+					break
+				}
+			}
+		}
+		anchor[k] = a
+		for o := a + 1; o < d; o++ {
+			// From its start to its end the prefetch reserves the tensor, which is away in the
+			// plan: count it as back.
+			reserved[o] += g.Size
+		}
+	}
+	// The link order.
+	var trs []transfer
+	for k, g := range gaps {
+		// The offload starts after the producer, so that it overlaps the reads before the
+		// gap — unless an earlier gap of the same tensor (same producer) is away too: then
+		// after the prefetch that ended it, i.e. after this gap's reader.
+		after := g.Producer
+		for _, h := range gaps {
+			if h.Tensor == g.Tensor && h.Producer == g.Producer && h.Deadline < g.Deadline {
+				after = g.Reader
+				break
+			}
+		}
+		trs = append(trs, transfer{gap: k, after: after, due: g.Reader + 1, size: g.Size, tensor: g.Tensor},
+			transfer{gap: k, pre: true, after: anchor[k], due: g.Deadline, size: g.Size, tensor: g.Tensor})
+	}
+	sort.SliceStable(trs, func(a, b int) bool {
+		if trs[a].after != trs[b].after {
+			return trs[a].after < trs[b].after
+		}
+		if trs[a].pre != trs[b].pre {
+			return !trs[a].pre
+		}
+		return trs[a].due < trs[b].due
+	})
+	offIdx, preIdx := make([]int, ng), make([]int, ng)
+	out := &schedule.Combined{}
+	for j, t := range trs {
+		kind := schedule.Offload
+		if t.pre {
+			kind = schedule.Prefetch
+			preIdx[t.gap] = j
+		} else {
+			offIdx[t.gap] = j
+		}
+		out.Transfers = append(out.Transfers, schedule.CombinedTransfer{Kind: kind, Tensor: t.tensor, After: t.after})
+	}
+	// Operations: the next use of each gap waits for its prefetch; an operation that would not
+	// fit waits for offloads in link order.
+	for i, op := range sq.Ops {
+		o := schedule.CombinedOp{Op: op}
+		for k, g := range gaps {
+			if g.Deadline == i {
+				o.Wait = append(o.Wait, preIdx[k])
+			}
+		}
+		var cover []int // transfers whose offload releases memory for operation i
+		for k, g := range gaps {
+			if g.covers(i) {
+				cover = append(cover, offIdx[k])
+			}
+		}
+		sort.Ints(cover)
+		mem := sq.Mem[i] + reserved[i]
+		if mem > budget {
+			// Released: every offload over i up to the one waited for.
+			var freed int64
+			w := -1
+			for _, j := range cover {
+				freed += trs[j].size
+				w = j
+				if mem-freed <= budget {
+					break
+				}
+			}
+			if mem-freed > budget {
+				return nil, nil, ErrNoFit
+			}
+			o.Wait = append(o.Wait, w)
+		}
+		out.Ops = append(out.Ops, o)
+	}
+	rep, err := combined.Check(c, budget, beta, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	combined.Stamp(out, rep)
+	return out, rep, nil
+}
+
+// SequenceCandidate is a 004 sequence to schedule with transfers, and where it comes from.
+type SequenceCandidate struct {
+	Sequence schedule.Sequence
+	Source   string
+}
+
+// SequenceResult is the fastest schedule found over the candidates.
+type SequenceResult struct {
+	Schedule *schedule.Combined
+	Report   *combined.Report
+	// Source is the candidate's, Gaps the tensors away over gaps, Tried the candidates
+	// scheduled and Evaluations the schedules built.
+	Source            string
+	Gaps              int
+	Tried, Evaluations int
+}
+
+// ScheduleSequences schedules each candidate with transfers (Sequence.Cover's gaps, then a
+// local search: a gap dropped, or dropped and the operations it served covered again by the
+// others' rule, while that shortens the strict schedule) and returns the fastest valid
+// schedule, nil when none fits. It stops starting candidates or moves once o's deadline has
+// passed (the best so far stands) and after maxEvals schedules in all (0: no cap).
+func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []SequenceCandidate, o Options, maxEvals int) (*SequenceResult, error) {
+	var best *SequenceResult
+	evals := 0
+	out := func() bool { return o.passed() || maxEvals > 0 && evals >= maxEvals }
+	for _, cd := range cands {
+		if out() {
+			break
+		}
+		sq, err := NewSequence(c, cd.Sequence)
+		if err != nil {
+			return nil, err
+		}
+		eval := func(g []Gap) (*schedule.Combined, *combined.Report) {
+			evals++
+			s, rep, err := sq.Schedule(c, budget, beta, g)
+			if err != nil {
+				return nil, nil
+			}
+			return s, rep
+		}
+		if best == nil {
+			best = &SequenceResult{}
+		}
+		var gaps []Gap
+		var s *schedule.Combined
+		var rep *combined.Report
+		for _, rule := range []CoverRule{Belady, Produced} {
+			g, ok := sq.CoverBy(budget, rule)
+			if !ok {
+				continue
+			}
+			if s2, rep2 := eval(g); s2 != nil && (rep == nil || rep2.Exact.Cmp(rep.Exact) < 0) {
+				s, rep, gaps = s2, rep2, g
+			}
+		}
+		if s == nil {
+			continue
+		}
+		best.Tried++
+		// Local search over the gaps.
+		for improved := true; improved && !out(); {
+			improved = false
+			for k := range gaps {
+				if out() {
+					break
+				}
+				drop := append(append([]Gap(nil), gaps[:k]...), gaps[k+1:]...)
+				cands := [][]Gap{drop}
+				if re, ok := sq.coverWith(budget, drop, gaps[k]); ok {
+					cands = append(cands, re)
+				}
+				for _, g := range cands {
+					if s2, rep2 := eval(g); s2 != nil && rep2.Exact.Cmp(rep.Exact) < 0 {
+						s, rep, gaps, improved = s2, rep2, g, true
+						break
+					}
+				}
+				if improved {
+					break
+				}
+			}
+		}
+		if best.Report == nil || rep.Exact.Cmp(best.Report.Exact) < 0 {
+			best.Schedule, best.Report, best.Source, best.Gaps = s, rep, cd.Source, len(gaps)
+		}
+	}
+	if best != nil {
+		best.Evaluations = evals
+	}
+	if best == nil || best.Report == nil {
+		return best, nil
+	}
+	return best, nil
+}
+
+// coverWith completes the gaps sel, without the gap excluded, so that every operation fits
+// (Cover's rule for the operations still above the budget).
+func (sq *Sequence) coverWith(budget int64, sel []Gap, excluded Gap) ([]Gap, bool) {
+	out := append([]Gap(nil), sel...)
+	in := func(g Gap) bool {
+		for _, h := range out {
+			if h == g {
+				return true
+			}
+		}
+		return g == excluded
+	}
+	for i := range sq.Ops {
+		need := sq.Mem[i] - budget
+		for _, g := range out {
+			if g.covers(i) {
+				need -= g.Size
+			}
+		}
+		if need <= 0 {
+			continue
+		}
+		var cand []Gap
+		for _, g := range sq.Gaps {
+			if g.covers(i) && !in(g) {
+				cand = append(cand, g)
+			}
+		}
+		sort.SliceStable(cand, func(a, b int) bool {
+			if cand[a].Deadline != cand[b].Deadline {
+				return cand[a].Deadline > cand[b].Deadline
+			}
+			return cand[a].Size > cand[b].Size
+		})
+		for _, g := range cand {
+			if need <= 0 {
+				break
+			}
+			out = append(out, g)
+			need -= g.Size
+		}
+		if need > 0 {
+			return nil, false
+		}
+	}
+	return out, true
+}

@@ -1,0 +1,116 @@
+package rematoffload_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	hact "github.com/memsched/memsched/heuristics/actoffload"
+	"github.com/memsched/memsched/heuristics/checkpoint"
+	"github.com/memsched/memsched/heuristics/rematoffload"
+	"github.com/memsched/memsched/instances"
+	act "github.com/memsched/memsched/instances/actoffload"
+	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/combined"
+	"github.com/memsched/memsched/verify/oracle"
+)
+
+// TestFromTimed: 001's optimal schedules (the event search's) of 300 random tiny chains,
+// whose loss stage has no output and no gradient (so 001's model and the combined one agree),
+// written as combined schedules: each validates under strict timing (verify/combined) with
+// the same makespan, at byte and GiB scale.
+func TestFromTimed(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 77))
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	done := 0
+	for k := 0; k < n; k++ {
+		c := instances.RandomTiny(r, k)
+		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		budget := sa.Peak - r.Int64N(max(1, sa.Peak/2))
+		beta := float64(1 + r.IntN(4))
+		for _, f := range []int64{1, 1 << 30} {
+			cc, b, bb := c, budget, beta
+			if f > 1 {
+				cc, b, bb = c.Scaled(f), budget*f, beta*float64(f)
+			}
+			p, err := act.FromChain(cc, b, bb)
+			require.NoError(t, err)
+			ev, err := hact.EventSearch(p, hact.EventOptions{})
+			require.NoError(t, err)
+			if ev.Best == nil {
+				continue
+			}
+			name := fmt.Sprintf("chain %d ×%d, M = %d, β = %g: %v", k, f, b, bb, ev.Best.Schedule)
+			s, err := rematoffload.FromTimed(cc, ev.Best.Schedule, bb)
+			require.NoError(t, err, name)
+			rep, err := combined.Check(cc, b, bb, s)
+			require.NoError(t, err, name)
+			assert.InDelta(t, ev.Best.Report.Makespan, rep.Makespan, 1e-9*rep.Makespan, name)
+			done++
+		}
+	}
+	t.Logf("%d schedules of 001 validated as combined schedules", done)
+}
+
+// TestSequenceOffloadAgainstReferee: on random tiny chains (byte scale, and every fourth at GiB
+// scale) the sequence-offload strategy's schedules validate and are never below the exact
+// optimum of the strict combined model (oracle.Strict); it finds one wherever remat alone fits.
+func TestSequenceOffloadAgainstReferee(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 78))
+	n := 200
+	if testing.Short() {
+		n = 50
+	}
+	var found, optimal int
+	for k := 0; k < n; k++ {
+		c := instances.RandomTiny(r, k)
+		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		lo := verify.MinBudget(c)
+		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
+		beta := float64(1 + r.IntN(4))
+		ref, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{})
+		require.NoError(t, err)
+		for _, f := range []int64{1, 1 << 30} {
+			if f > 1 && k%4 != 0 {
+				continue
+			}
+			cc, b, bb := c, budget, beta
+			if f > 1 {
+				cc, b, bb = c.Scaled(f), budget*f, beta*float64(f)
+			}
+			name := fmt.Sprintf("chain %d ×%d, M = %d, β = %g", k, f, b, bb)
+			res, err := rematoffload.SequenceOffload(cc, b, bb, 0, nil, rematoffload.Options{})
+			require.NoError(t, err, name)
+			if res == nil || res.Schedule == nil {
+				continue
+			}
+			rep, err := combined.Check(cc, b, bb, res.Schedule)
+			require.NoError(t, err, name)
+			require.True(t, ref.Feasible, name)
+			require.GreaterOrEqual(t, rep.Exact.Cmp(ref.Makespan), 0, "%s: %s below the optimum %s\n%v\nops %v\ntransfers %v\nstarts %v %v\nref %v %v", name, rep.Exact.RatString(), ref.Makespan.RatString(), describe(cc), res.Schedule.Ops, res.Schedule.Transfers, rep.OpStart, rep.TransferStart, ref.Schedule.Ops, ref.Schedule.Transfers)
+			if f == 1 {
+				found++
+				if rep.Exact.Cmp(ref.Makespan) == 0 {
+					optimal++
+				}
+			}
+		}
+	}
+	t.Logf("%d chains: a schedule on %d, at the optimum on %d", n, found, optimal)
+}
+
+func describe(c *instances.Chain) string {
+	out := fmt.Sprintf("a0=%d δ0=%d", c.A0, c.Delta0)
+	for l, st := range c.Stages {
+		out += fmt.Sprintf("\n  %d: uf=%g ub=%g a=%d ā=%d δ=%d of=%d ob=%d", l+1, st.UF, st.UB, st.A, st.ABar, st.Delta, st.OF, st.OB)
+	}
+	return out
+}
