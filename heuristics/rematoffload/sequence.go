@@ -367,8 +367,8 @@ type SequenceResult struct {
 	Report   *combined.Report
 	// Source is the candidate's, Gaps the tensors away over gaps, Tried the candidates
 	// scheduled and Evaluations the schedules built.
-	Source            string
-	Gaps              int
+	Source             string
+	Gaps               int
 	Tried, Evaluations int
 }
 
