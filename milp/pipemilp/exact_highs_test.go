@@ -75,6 +75,7 @@ func TestContiguousAgainstReferee(t *testing.T) {
 		}
 		sol, err := SolveContiguous(context.Background(), highs(t), p, o)
 		require.NoError(t, err, "draw %d", k)
+		assert.Empty(t, sol.Rejected, "draw %d", k)
 		if !ref.Feasible {
 			infeasible++
 			assert.Equal(t, milp.Infeasible, sol.Status, "draw %d", k)
@@ -196,6 +197,7 @@ func TestAllocationAgainstEnumeration(t *testing.T) {
 		for _, obj := range []Objective{Period, Makespan} {
 			sol, err := SolveAllocation(context.Background(), highs(t), p, AllocationSolveOptions{Objective: obj})
 			require.NoError(t, err, "draw %d", k)
+			assert.Empty(t, sol.Rejected, "draw %d", k)
 			want := wantP
 			if obj == Makespan {
 				want = wantC

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	dpl "github.com/memsched/memsched/dp/pipeline"
@@ -48,8 +49,11 @@ type Solution struct {
 	Guarded *milp.Guarded
 	Solver  string
 	Seconds float64
-	// Note says what was not used or not believed, and why.
-	Note string
+	// Note says what was not used or not believed, and why. Rejected says why the solver's
+	// incumbent was not used although the model is exact (it does not fit in bytes, or
+	// replays above its value: the solver's tolerances, or a defect); "" when it was.
+	Note     string
+	Rejected string
 }
 
 // ContiguousSolveOptions configure SolveContiguous.
@@ -128,14 +132,18 @@ func SolveContiguous(ctx context.Context, solvers []milp.Solver, p *pl.Problem, 
 		}
 		if !o.Remat {
 			// The model is exact: the incumbent fits and replays to at most its C.
-			if !inc.Feasible {
-				return nil, fmt.Errorf("pipemilp: internal error: %s's incumbent %v does not fit: %s", g.Solver, inc.Plan, inc.Reason)
-			}
-			if inc.Makespan > sol.Value*(1+1e-6)+1e-9 {
-				return nil, fmt.Errorf("pipemilp: internal error: %s's incumbent %v replays to %.10g s, above its C = %.10g s", g.Solver, inc.Plan, inc.Makespan, sol.Value)
+			switch {
+			case !inc.Feasible:
+				sol.Rejected = fmt.Sprintf("%s's incumbent %v does not fit in bytes: %s", g.Solver, inc.Plan, inc.Reason)
+			case inc.Makespan > sol.Value*(1+1e-6)+1e-9:
+				sol.Rejected = fmt.Sprintf("%s's incumbent %v replays to %.10g s, above its C = %.10g s", g.Solver, inc.Plan, inc.Makespan, sol.Value)
 			}
 		}
-		sol.take(inc, "milp incumbent")
+		if sol.Rejected != "" {
+			sol.Note = strings.TrimPrefix(sol.Note+"; not used: "+sol.Rejected, "; ")
+		} else {
+			sol.take(inc, "milp incumbent")
+		}
 	}
 	if start != nil {
 		sol.take(start, "start")
@@ -256,7 +264,8 @@ func SolveAllocation(ctx context.Context, solvers []milp.Solver, p *pl.Problem, 
 				return nil, err
 			}
 			if per > sol.Value*(1+1e-6)+1e-9 {
-				return nil, fmt.Errorf("pipemilp: internal error: %s's incumbent %v has period %.10g s, above its T = %.10g s", g.Solver, plan, per, sol.Value)
+				sol.Rejected = fmt.Sprintf("%s's incumbent %v has period %.10g s, above its T = %.10g s", g.Solver, plan, per, sol.Value)
+				sol.Note = strings.TrimPrefix(sol.Note+"; "+sol.Rejected, "; ")
 			}
 		}
 		out, rep, err := pipepack.Execute(p, plan)

@@ -1,0 +1,296 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	dpl "github.com/memsched/memsched/dp/pipeline"
+	"github.com/memsched/memsched/dp/pipepack"
+	hpl "github.com/memsched/memsched/heuristics/pipeline"
+	pl "github.com/memsched/memsched/instances/pipeline"
+	"github.com/memsched/memsched/milp"
+	"github.com/memsched/memsched/milp/pipemilp"
+	"github.com/memsched/memsched/schedule"
+)
+
+// The strategies of non-contiguous allocations and the MILPs (docs/pipeline.md): packing, the
+// dynamic program of dp/pipepack; milp, the contiguous MILP; milp-alloc, the allocation MILP
+// (003's ILP). They join Strategies after the contiguous ones; the MILPs also certify bounds
+// (StrategyBounds).
+func init() {
+	Strategies = append(Strategies,
+		Strategy{"packing", "non-contiguous: a GPU may hold several parts (virtual stages); DP over the chain for the least period under each GPU's memory with its parts' 1F1B in-flight counts, for P..2P parts, run as per-rank action lists (merged 1F1B) or looped GPipe, the fastest replay kept",
+			runPacking},
+		Strategy{"milp", "the contiguous MILP (HiGHS, lp_solve as fallback): event times of the named order, exact with every part storing everything, a relaxation with --remat stage whose incumbent's cuts get rotor's sequences; certifies a bound",
+			runContiguousMILP},
+		Strategy{"milp-alloc", "the allocation MILP (003's ILP): every allocation, contiguous or not, each GPU's m·load after what precedes its first stage, links, one micro-batch's memory; certifies a bound for every allocation and order, its incumbent run as packing's plans",
+			runAllocationMILP},
+	)
+}
+
+// Time caps of the strategies of this file when the caller gives no deadline (the pipeline
+// command gives its --time-limit); a deadline that comes sooner wins.
+var (
+	PackingTimeLimit = 5 * time.Second
+	MILPTimeLimit    = 10 * time.Second
+)
+
+// Solvers returns the MILP backends the MILP strategies try, in order: HiGHS, then lp_solve,
+// as compiled in (the pure-Go referee "ref" only when nothing else is, for tiny models).
+var Solvers = func() []milp.Solver {
+	var out []milp.Solver
+	for _, n := range []string{"highs", "lpsolve"} {
+		if s, err := milp.Lookup(n); err == nil {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		if s, err := milp.Lookup("ref"); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// certified holds the bounds a strategy's result certifies, until StrategyBounds reads them.
+var certified sync.Map // *dpl.Result → []Bound
+
+// StrategyBounds returns the bounds out's strategy certified (the MILPs'), none for the others.
+func StrategyBounds(out *Outcome) []Bound {
+	if out == nil || out.Result == nil {
+		return nil
+	}
+	if v, ok := certified.LoadAndDelete(out.Result); ok {
+		return v.([]Bound)
+	}
+	return nil
+}
+
+// ContiguousOnly reports whether b's scope holds contiguous allocations only: a non-contiguous
+// plan may be below it.
+func (b Bound) ContiguousOnly() bool { return strings.HasPrefix(b.Scope, "contiguous") }
+
+// deadline returns o's deadline, or now + cap when o has none or a later one.
+func deadline(o Options, cap time.Duration) time.Time {
+	d := time.Now().Add(cap)
+	if !o.Deadline.IsZero() && o.Deadline.Before(d) {
+		return o.Deadline
+	}
+	return d
+}
+
+// context returns a context with o's deadline (capped) that o.Stop cancels.
+func strategyContext(o Options, cap time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline(o, cap))
+	if o.Stop != nil {
+		go func() {
+			select {
+			case <-o.Stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
+}
+
+// runPacking runs pipepack.Pack with at most P', P'+1, …, 2P' parts (P' = min(P, L)), each
+// plan replayed, and keeps the fastest. Each part stores everything (the DP's memory model is
+// store-all's); with Remat the note says so.
+func runPacking(p *pl.Problem, o Options) (*dpl.Result, error) {
+	L := p.L()
+	P := min(p.GPUs, L)
+	stop := deadline(o, PackingTimeLimit)
+	res := &dpl.Result{}
+	var notes []string
+	optimalAll := true
+	tried := 0
+	for parts := P; parts <= min(2*P, L); parts++ {
+		if tried > 0 && time.Now().After(stop) {
+			notes = append(notes, fmt.Sprintf("time limit: part counts above %d not tried", parts-1))
+			break
+		}
+		tried++
+		r, err := pipepack.Pack(p, pipepack.Options{MaxParts: parts, Deadline: stop, Stop: o.Stop, MaxNodes: 1_000_000})
+		if err != nil {
+			return nil, err
+		}
+		optimalAll = optimalAll && r.Optimal
+		if !r.Feasible {
+			continue
+		}
+		if res.Plan == nil || r.Makespan < res.Makespan*(1-1e-12) {
+			res.Feasible, res.Plan, res.Replay, res.Makespan = true, r.Plan, r.Replay, r.Makespan
+			res.Note = fmt.Sprintf("allocation period %.6g s (≤ %d parts; the DP's period, each cut's transfers counted alone: %.6g s, %s)",
+				r.Period, parts, r.Objective, map[bool]string{true: "optimal for its memory model", false: "search stopped, not proven optimal"}[r.Optimal])
+		}
+	}
+	if o.Remat {
+		notes = append(notes, "every part stores everything (the DP's memory model)")
+	}
+	if !optimalAll {
+		notes = append(notes, "a search stopped before it finished (node cap or time limit)")
+	}
+	if len(notes) > 0 {
+		if res.Note != "" {
+			res.Note += "; "
+		}
+		res.Note += strings.Join(notes, "; ")
+	}
+	if res.Plan == nil {
+		res.Reason = "no allocation on ≤ P GPUs fits each GPU's memory bound (Σw + Σ in-flight × held + the largest own peak)"
+	}
+	res.Complete = optimalAll
+	return res, nil
+}
+
+// evalCuts completes a contiguous allocation (nil when it does not fit or is nil).
+func evalCuts(p *pl.Problem, cuts []int, remat bool) *dpl.Result {
+	if cuts == nil {
+		return nil
+	}
+	r, err := dpl.Evaluate(p, cuts, dpl.Options{Remat: remat})
+	if err != nil || !r.Feasible {
+		return nil
+	}
+	return r
+}
+
+// statusText describes a solve for a bound's certified_by.
+func statusText(sol *pipemilp.Solution) string {
+	if sol.Status == milp.Optimal {
+		return fmt.Sprintf("optimum (%s, relative gap %.2g)", sol.Solver, sol.Gap)
+	}
+	return fmt.Sprintf("proven dual bound at %s (%s, relative gap %.2g)", sol.Status, sol.Solver, sol.Gap)
+}
+
+// milpOutcome turns a solve into the strategy's result and records its bound.
+func milpOutcome(sol *pipemilp.Solution, b Bound) *dpl.Result {
+	res := &dpl.Result{Complete: sol.Status == milp.Optimal}
+	if sol.Plan != nil {
+		res.Plan, res.Replay, res.Feasible = sol.Plan, sol.Replay, sol.Feasible
+		res.Makespan = sol.Makespan
+		if !sol.Feasible && sol.Replay != nil && sol.Replay.Violation != nil {
+			res.Reason = "the incumbent's allocation does not fit with m micro-batches in flight: " + sol.Replay.Violation.Error()
+		}
+	}
+	var notes []string
+	notes = append(notes, fmt.Sprintf("status %s, incumbent %s from %s, bound %.6g s, gap %.3g, %.2f s", sol.Status, fmtSecs(sol.Value), orNone(sol.From), sol.Bound, sol.Gap, sol.Seconds))
+	if sol.Note != "" {
+		notes = append(notes, sol.Note)
+	}
+	res.Note = strings.Join(notes, "; ")
+	switch {
+	case math.IsInf(sol.Bound, 1):
+		b.Value = math.Inf(1)
+		b.CertifiedBy += ", infeasible (" + sol.Solver + ")"
+		if res.Reason == "" {
+			res.Reason = "the MILP is infeasible: no plan of its scope fits"
+		}
+	case !math.IsNaN(sol.Bound):
+		b.Value = sol.Bound
+		b.CertifiedBy += ", " + statusText(sol)
+	default:
+		if res.Reason == "" && res.Plan == nil {
+			res.Reason = fmt.Sprintf("the MILP gave no plan and no bound (status %s)", sol.Status)
+		}
+		return res
+	}
+	res.Bound = b.Value
+	certified.Store(res, []Bound{b})
+	return res
+}
+
+func fmtSecs(v float64) string {
+	if math.IsNaN(v) {
+		return "none"
+	}
+	return fmt.Sprintf("%.6g s", v)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// noSolver is the result when no MILP solver could run.
+func noSolver(err error) *dpl.Result {
+	return &dpl.Result{Reason: "no MILP solver could run it: " + err.Error()}
+}
+
+// runContiguousMILP solves the contiguous MILP, started from the better of the uniform and
+// equal-time splits.
+func runContiguousMILP(p *pl.Problem, o Options) (*dpl.Result, error) {
+	solvers := Solvers()
+	if len(solvers) == 0 {
+		return noSolver(errors.New("none compiled in")), nil
+	}
+	ctx, cancel := strategyContext(o, MILPTimeLimit)
+	defer cancel()
+	var start []int
+	best := math.Inf(1)
+	for _, cuts := range [][]int{hpl.Balanced(p), hpl.Uniform(p)} {
+		if r := evalCuts(p, cuts, o.Remat); r != nil && r.Makespan < best {
+			best, start = r.Makespan, cuts
+		}
+	}
+	sol, err := pipemilp.SolveContiguous(ctx, solvers, p, pipemilp.ContiguousSolveOptions{Remat: o.Remat, Start: start, MaxMemory: maxModelMemory(o)})
+	if err != nil {
+		if pipemilp.IsTooLarge(err) {
+			return &dpl.Result{Reason: err.Error()}, nil
+		}
+		return noSolver(err), nil
+	}
+	b := Bound{Name: "contiguous MILP", CertifiedBy: "MILP of the makespan (event times of the named order)",
+		Scope: fmt.Sprintf("contiguous allocations on ≤ %d GPUs, %s, each part storing everything", p.GPUs, p.Schedule)}
+	if o.Remat {
+		b.CertifiedBy = "MILP relaxation of the makespan (event times of the named order; each part's durations at least storing everything's, memory at least its input, output and operations)"
+		b.Scope = fmt.Sprintf("contiguous allocations on ≤ %d GPUs, %s, any sequence per part", p.GPUs, p.Schedule)
+	}
+	return milpOutcome(sol, b), nil
+}
+
+// runAllocationMILP solves the allocation MILP (makespan objective), guarded by the uniform
+// and equal-time splits and packing's plan.
+func runAllocationMILP(p *pl.Problem, o Options) (*dpl.Result, error) {
+	solvers := Solvers()
+	if len(solvers) == 0 {
+		return noSolver(errors.New("none compiled in")), nil
+	}
+	ctx, cancel := strategyContext(o, MILPTimeLimit)
+	defer cancel()
+	var ev []*schedule.Pipeline
+	for _, cuts := range [][]int{hpl.Balanced(p), hpl.Uniform(p)} {
+		if r := evalCuts(p, cuts, o.Remat); r != nil {
+			ev = append(ev, r.Plan)
+		}
+	}
+	sol, err := pipemilp.SolveAllocation(ctx, solvers, p, pipemilp.AllocationSolveOptions{Objective: pipemilp.Makespan, Remat: o.Remat, Evidence: ev, MaxMemory: maxModelMemory(o)})
+	if err != nil {
+		if pipemilp.IsTooLarge(err) {
+			return &dpl.Result{Reason: err.Error()}, nil
+		}
+		return noSolver(err), nil
+	}
+	b := Bound{Name: "allocation MILP", CertifiedBy: "MILP relaxation (each GPU's m·load after the forwards, backwards and transfers before its first stage, m·each link's load, one micro-batch's memory)",
+		Scope: fmt.Sprintf("every allocation on %d GPUs, contiguous or not, any order, each part storing everything", p.GPUs)}
+	if o.Remat {
+		b.Scope = fmt.Sprintf("every allocation on %d GPUs, contiguous or not, any order, any recomputation", p.GPUs)
+	}
+	return milpOutcome(sol, b), nil
+}
+
+// maxModelMemory is the MILPs' model cap: o.MaxMemory, 2 GiB by default.
+func maxModelMemory(o Options) int64 {
+	if o.MaxMemory > 0 {
+		return o.MaxMemory
+	}
+	return 2 << 30
+}
