@@ -56,6 +56,9 @@ func PipelineSweep(p *pl.Problem, source string, o leverpl.Options) (*PipelineSw
 		pt := PipelinePoint{GPUs: P}
 		var exact *leverpl.Outcome
 		for _, st := range leverpl.Strategies {
+			if st.IsMILP() {
+				continue // the sweep plots the planners; the MILPs certify in `memsched pipeline`
+			}
 			so := oo
 			if st.Name != "exact" {
 				so.Deadline = time.Time{}

@@ -141,6 +141,7 @@ func Pack(p *pl.Problem, o Options) (*Result, error) {
 	}
 	mw, _ := instances.MulBytes(int64(p.MicroBatches), worst)
 	k.memFree = satAdd(satAdd(totalW, mw), maxOwn) <= p.Memory
+	k.seed()
 	k.dfs(L, 0, -1, 0)
 	res := &Result{Nodes: k.nodes, Optimal: !k.halted}
 	if k.halted {
@@ -374,6 +375,71 @@ func (k *packer) dfs(b, j, prev int, maxCut float64) {
 		k.gpus[mv.g] = old
 		if fresh {
 			k.gpus = k.gpus[:len(k.gpus)-1]
+		}
+	}
+}
+
+// seed starts the search from the best contiguous allocation of its objective (one part per
+// GPU, S ≤ min(P, MaxParts) parts): for each S, the chains-on-chains dynamic program over the
+// parts from the end, D(g, i) = min_{e ≥ i} max(t(i, e), cut(e), D(g−1, e+1)), a part fitting
+// when W + n·held + (own − held) ≤ M at its position's count n. It is one of the search's
+// own allocations, so the incumbent is a real plan from the first node on.
+func (k *packer) seed() {
+	L := k.L
+	inf := math.Inf(1)
+	cut := func(e int) float64 {
+		if e >= L {
+			return 0
+		}
+		cf, cb := k.p.CutTimes(e)
+		return max(cf, cb)
+	}
+	for S := 1; S <= min(k.P, k.o.MaxParts); S++ {
+		// D[g][i]: stages i..L on the last g parts (positions g−1..0 from the end).
+		D := make([][]float64, S+1)
+		arg := make([][]int, S+1)
+		for g := 1; g <= S; g++ {
+			D[g], arg[g] = make([]float64, L+2), make([]int, L+2)
+			n := k.inFlight(g - 1)
+			for i := 1; i <= L; i++ {
+				D[g][i] = inf
+				lo, hi := i, L
+				if g == 1 {
+					lo = L
+				} else {
+					hi = L - g + 1
+				}
+				for e := lo; e <= hi; e++ {
+					c := k.cost(i, e)
+					mem, _ := instances.MulBytes(int64(n), c.held)
+					if satAdd(satAdd(c.w, mem), c.pk-c.held) > k.p.Memory {
+						continue
+					}
+					v := max(c.t, cut(e))
+					if g > 1 {
+						v = max(v, D[g-1][e+1])
+					}
+					if v < D[g][i] {
+						D[g][i], arg[g][i] = v, e
+					}
+				}
+			}
+		}
+		if D[S][1] >= k.inc {
+			continue
+		}
+		k.inc = D[S][1]
+		// Parts from the end, as the search records them: first stages and GPU labels.
+		var firsts []int
+		i := 1
+		for g := S; g >= 1; g-- {
+			firsts = append(firsts, i)
+			i = arg[g][i] + 1
+		}
+		k.best, k.bestLab = k.best[:0], k.bestLab[:0]
+		for j := len(firsts) - 1; j >= 0; j-- {
+			k.best = append(k.best, firsts[j])
+			k.bestLab = append(k.bestLab, len(firsts)-1-j)
 		}
 	}
 }

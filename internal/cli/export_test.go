@@ -45,5 +45,5 @@ func TestExportJSON(t *testing.T) {
 	}
 	code, _, stderr := run(t, "export", "--problem", "bogus", "-o", filepath.Join(dir, "x.lp"))
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, `unknown --problem "bogus" (want weight-offload-lb or remat-ilp or act-offload or remat-offload)`)
+	assert.Contains(t, stderr, `unknown --problem "bogus" (want weight-offload-lb or remat-ilp or act-offload or remat-offload or pipeline)`)
 }

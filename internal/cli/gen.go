@@ -30,6 +30,9 @@ type GenReport struct {
 	Mem       int64   `json:"mem,omitempty"`
 	Bandwidth float64 `json:"bandwidth,omitempty"`
 	Target    float64 `json:"target,omitempty"`
+	// GPUs and MicroBatches are set for the pipeline reductions (free links: no bandwidth).
+	GPUs         int `json:"gpus,omitempty"`
+	MicroBatches int `json:"micro_batches,omitempty"`
 }
 
 // writeChain writes c to the output file or stdout; with --json and -o it prints a GenReport
@@ -90,6 +93,8 @@ it wrote (file, name, stages; for a reduction also the --mem, --bandwidth and ta
 	cmd.AddCommand(newGenZooCmd(io, opts), newGenRandomCmd(io, opts), newGenToyCmd(io, opts),
 		newGenFig4Cmd(io, opts), newGenTwoPartitionCmd(io, opts), newGenWeightsThreePartitionCmd(io, opts))
 	cmd.AddCommand(newGenActCmds(io, opts)...)
+	cmd.AddCommand(newGenPipelineCmds(io, opts)...)
+	cmd.AddCommand(newGenReduceCmd(io, opts))
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/memsched/memsched/dp/pipepack"
 	"github.com/memsched/memsched/instances"
 	pl "github.com/memsched/memsched/instances/pipeline"
 	leverpl "github.com/memsched/memsched/lever/pipeline"
@@ -56,6 +57,14 @@ type PipelineResult struct {
 	// recomputes (false: it stores everything).
 	Sequences []schedule.Sequence `json:"sequences"`
 	Recompute []bool              `json:"recompute"`
+	// GPUs[k] is part k's GPU and Actions[g] GPU g's order of actions (PyTorch's 2F0
+	// notation), given for a non-contiguous plan only (packing, milp-alloc: a GPU holds
+	// several parts; then Stages, Sequences and the per-part fields are per part, PeakMemory
+	// the peak of the part's GPU). AllocationPeriod is such a plan's steady-state period:
+	// every GPU's and link's load per micro-batch, reached by the modulo order.
+	GPUs             []int               `json:"gpus,omitempty"`
+	Actions          [][]schedule.Action `json:"actions,omitempty"`
+	AllocationPeriod *float64            `json:"allocation_period,omitempty"`
 	// Held[k] is what one micro-batch keeps on GPU k between its forward and backward;
 	// InFlight[k] how many micro-batches GPU k holds at most; Forward[k] and Backward[k] the
 	// durations of its actions (seconds).
@@ -280,7 +289,7 @@ func RunPipeline(p *pl.Problem, source string, algos []string, opt leverpl.Optio
 	for _, a := range algos {
 		st, _ := leverpl.Lookup(a)
 		o := opt
-		if a != "exact" {
+		if a == "uniform" || a == "balanced" || a == "pipedream" {
 			o.Deadline = time.Time{} // the baselines always run
 		}
 		out, err := st.Run(p, o)
@@ -292,14 +301,15 @@ func RunPipeline(p *pl.Problem, source string, algos []string, opt leverpl.Optio
 		}
 		outs = append(outs, out)
 	}
-	best := 0.0
 	bounds := leverpl.Bounds(p, opt, exact)
+	for _, out := range outs {
+		bounds = append(bounds, leverpl.StrategyBounds(out)...) // the MILPs'
+	}
 	for _, b := range bounds {
 		pb := PipelineBound{Name: b.Name, CertifiedBy: b.CertifiedBy, Scope: b.Scope}
 		if !math.IsInf(b.Value, 1) {
 			v := b.Value
 			pb.Value = &v
-			best = max(best, v)
 		}
 		rep.LowerBounds = append(rep.LowerBounds, pb)
 	}
@@ -307,9 +317,19 @@ func RunPipeline(p *pl.Problem, source string, algos []string, opt leverpl.Optio
 		r := pipelineResult(p, out)
 		if r.Feasible {
 			ms := *r.Makespan
+			// A bound holds the plans of its scope: a non-contiguous plan (a GPU with several
+			// parts, or its own action lists) may be below the contiguous ones.
+			contiguous := out.Plan.Contiguous() && out.Plan.Actions == nil
+			best := 0.0
 			for _, b := range bounds {
+				if b.ContiguousOnly() && !contiguous {
+					continue
+				}
 				if ms < b.Value*(1-1e-9) {
 					return nil, fmt.Errorf("pipeline: %s's verified makespan %g is below the bound %q = %g (bug)", out.Name, ms, b.Name, b.Value)
+				}
+				if !math.IsInf(b.Value, 1) {
+					best = max(best, b.Value)
 				}
 			}
 			if best > 0 {
@@ -360,6 +380,15 @@ func pipelineResult(p *pl.Problem, out *leverpl.Outcome) PipelineResult {
 		if !math.IsNaN(rep.Period) {
 			per := rep.Period
 			r.Period, r.PeriodExact = &per, rep.PeriodExact
+		}
+	}
+	if !out.Plan.Contiguous() || out.Plan.Actions != nil {
+		for _, pt := range out.Plan.Parts {
+			r.GPUs = append(r.GPUs, pt.GPU)
+		}
+		r.Actions = out.Plan.Actions
+		if per, err := pipepack.Period(p, out.Plan); err == nil {
+			r.AllocationPeriod = &per
 		}
 	}
 	for k, pt := range out.Plan.Parts {
@@ -420,8 +449,15 @@ func printPipeline(io *IO, rep *PipelineReport) error {
 	fmt.Fprintf(w, "algorithm\tmakespan\tperiod\tratio\tGPUs\tparts\tpeak (max)\tverified\ttime\n")
 	for _, r := range rep.Results {
 		parts := make([]string, len(r.Stages))
+		used := map[int]bool{} // the GPUs the plan uses
 		for k, s := range r.Stages {
 			parts[k] = fmt.Sprintf("%d–%d", s[0], s[1])
+			g := k
+			if r.GPUs != nil { // a non-contiguous plan: part@GPU
+				g = r.GPUs[k]
+				parts[k] += fmt.Sprintf("@%d", g)
+			}
+			used[g] = true
 			if k < len(r.Recompute) && r.Recompute[k] {
 				parts[k] += "*"
 			}
@@ -431,18 +467,20 @@ func printPipeline(io *IO, rep *PipelineReport) error {
 			peak = max(peak, x)
 		}
 		if !r.Feasible {
-			fmt.Fprintf(w, "%s\t-\t-\t-\t%d\t%s\t%s\tno\t%.2f s\n", r.Algo, len(r.Stages), strings.Join(parts, " "), sizeOrDash(peak), r.Seconds)
+			fmt.Fprintf(w, "%s\t-\t-\t-\t%d\t%s\t%s\tno\t%.2f s\n", r.Algo, len(used), strings.Join(parts, " "), sizeOrDash(peak), r.Seconds)
 			continue
 		}
 		period, ratio := "-", "-"
 		if r.Period != nil {
 			period = instances.FormatDuration(*r.Period)
+		} else if r.AllocationPeriod != nil {
+			period = instances.FormatDuration(*r.AllocationPeriod) + "†"
 		}
 		if r.RatioToBound != nil {
 			ratio = fmt.Sprintf("%.3f", *r.RatioToBound)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\tyes\t%.2f s\n", r.Algo, instances.FormatDuration(*r.Makespan), period, ratio,
-			len(r.Stages), strings.Join(parts, " "), instances.FormatSize(peak), r.Seconds)
+			len(used), strings.Join(parts, " "), instances.FormatSize(peak), r.Seconds)
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -458,7 +496,7 @@ func printPipeline(io *IO, rep *PipelineReport) error {
 			fmt.Fprintf(io.Out, "exact: proven optimal (%d partial allocations bounded)\n", r.Nodes)
 		}
 	}
-	fmt.Fprintln(io.Out, "(* recomputes inside its part)")
+	fmt.Fprintln(io.Out, "(* recomputes inside its part; @g: part on GPU g of a non-contiguous plan, run by per-rank action lists; † the allocation's steady-state period)")
 	fmt.Fprintln(io.Out)
 	w = tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "bound\tvalue\tcertified by\tscope\n")

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/memsched/memsched/instances"
+	leverpl "github.com/memsched/memsched/lever/pipeline"
 )
 
 // specChainFile writes SPEC §7's hand-checked chain (L = 4, u_f = 1, u_b = 2, ω_a = ω_ā = 1,
@@ -48,7 +49,7 @@ func TestPipelineSpecCase(t *testing.T) {
 	}
 	var rep PipelineReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	require.Len(t, rep.Results, 4)
+	require.Len(t, rep.Results, len(leverpl.Names()))
 	ex := rep.Results[0]
 	require.Equal(t, "exact", ex.Algo)
 	require.True(t, ex.Feasible)
@@ -58,7 +59,7 @@ func TestPipelineSpecCase(t *testing.T) {
 	assert.Equal(t, []int64{4, 3}, ex.PeakMemory)
 	assert.Equal(t, []int{2, 1}, ex.InFlight)
 	assert.True(t, *ex.Optimal)
-	assert.Equal(t, "exact", rep.Best)
+	assert.LessOrEqual(t, bestMakespan(&rep), 32.0) // a non-contiguous plan may be faster (pipelinemilp_test.go)
 	for _, b := range rep.LowerBounds {
 		require.NotNil(t, b.Value, b.Name)
 		assert.LessOrEqual(t, *b.Value, 32.0, b.Name)
@@ -67,14 +68,14 @@ func TestPipelineSpecCase(t *testing.T) {
 	}
 	plan := filepath.Join(t.TempDir(), "plan.json")
 	require.NoError(t, os.WriteFile(plan, []byte(out), 0o644))
-	code, out, stderr = run(t, "verify", "--problem", "pipeline", "--chain", chain, "--schedule", plan, "--json")
+	code, out, stderr = run(t, "verify", "--problem", "pipeline", "--chain", chain, "--schedule", plan, "--algo", "exact", "--json")
 	require.Equal(t, 0, code, stderr)
 	var v PipelineVerifyReport
 	require.NoError(t, json.Unmarshal([]byte(out), &v))
 	assert.True(t, v.Valid)
 	assert.Equal(t, 32.0, v.Makespan)
 	// The same plan on 3-byte GPUs: GPU 0 overflows (exit 1, the violation named).
-	code, out, _ = run(t, "verify", "--problem", "pipeline", "--chain", chain, "--schedule", plan, "--mem", "3")
+	code, out, _ = run(t, "verify", "--problem", "pipeline", "--chain", chain, "--schedule", plan, "--algo", "exact", "--mem", "3")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "GPU 0")
 	assert.Contains(t, out, "memory overflow")
@@ -93,9 +94,14 @@ func TestPipelineInfeasible(t *testing.T) {
 		assert.False(t, r.Feasible, r.Algo)
 		assert.NotEmpty(t, r.Reason, r.Algo)
 	}
-	last := rep.LowerBounds[len(rep.LowerBounds)-1]
-	assert.Equal(t, "branch and bound", last.Name)
-	assert.Nil(t, last.Value)
+	var bb *PipelineBound
+	for i, b := range rep.LowerBounds {
+		if b.Name == "branch and bound" {
+			bb = &rep.LowerBounds[i]
+		}
+	}
+	require.NotNil(t, bb)
+	assert.Nil(t, bb.Value)
 }
 
 // TestPipelineSweep: --sweep writes the table, the JSON and the plot, one point per GPU count.

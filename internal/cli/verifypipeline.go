@@ -174,9 +174,12 @@ func readPlan(o *VerifyOptions, data []byte, format string) (*schedule.Pipeline,
 			if r.Algo != want || len(r.Stages) == 0 {
 				continue
 			}
-			plan := &schedule.Pipeline{}
+			plan := &schedule.Pipeline{Actions: r.Actions}
 			for k, s := range r.Stages {
 				pt := schedule.Part{First: s[0], Last: s[1], GPU: k}
+				if k < len(r.GPUs) {
+					pt.GPU = r.GPUs[k] // a non-contiguous plan
+				}
 				if k < len(r.Sequences) {
 					pt.Sequence = r.Sequences[k]
 				}

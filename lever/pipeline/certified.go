@@ -180,7 +180,8 @@ func milpOutcome(sol *pipemilp.Solution, b Bound) *dpl.Result {
 		}
 	}
 	var notes []string
-	notes = append(notes, fmt.Sprintf("status %s, incumbent %s from %s, bound %.6g s, gap %.3g, %.2f s", sol.Status, fmtSecs(sol.Value), orNone(sol.From), sol.Bound, sol.Gap, sol.Seconds))
+	notes = append(notes, fmt.Sprintf("status %s, the model's value at its incumbent %s, bound %.6g s, gap %.3g, %.2f s; the plan shown is the %s's",
+		sol.Status, fmtSecs(sol.Value), sol.Bound, sol.Gap, sol.Seconds, orNone(sol.From)))
 	if sol.Note != "" {
 		notes = append(notes, sol.Note)
 	}
@@ -225,22 +226,30 @@ func noSolver(err error) *dpl.Result {
 	return &dpl.Result{Reason: "no MILP solver could run it: " + err.Error()}
 }
 
-// runContiguousMILP solves the contiguous MILP, started from the better of the uniform and
-// equal-time splits.
+// StartTimeLimit caps the exact planner's run that gives the MILPs their start.
+var StartTimeLimit = 2 * time.Second
+
+// runContiguousMILP solves the contiguous MILP, started from the best of the uniform and
+// equal-time splits and the exact planner's plan within StartTimeLimit (a start only helps
+// the solver find incumbents; the bound is the solver's own, guarded by the start's makespan).
 func runContiguousMILP(p *pl.Problem, o Options) (*dpl.Result, error) {
 	solvers := Solvers()
 	if len(solvers) == 0 {
 		return noSolver(errors.New("none compiled in")), nil
 	}
-	ctx, cancel := strategyContext(o, MILPTimeLimit)
-	defer cancel()
 	var start []int
 	best := math.Inf(1)
-	for _, cuts := range [][]int{hpl.Balanced(p), hpl.Uniform(p)} {
+	cands := [][]int{hpl.Balanced(p), hpl.Uniform(p)}
+	if ex, err := dpl.Plan(p, dpl.Options{Remat: o.Remat, Slots: o.Slots, MaxMemory: o.MaxMemory, Deadline: deadline(o, StartTimeLimit), Stop: o.Stop}); err == nil && ex.Feasible {
+		cands = append(cands, ex.Plan.Cuts())
+	}
+	for _, cuts := range cands {
 		if r := evalCuts(p, cuts, o.Remat); r != nil && r.Makespan < best {
 			best, start = r.Makespan, cuts
 		}
 	}
+	ctx, cancel := strategyContext(o, MILPTimeLimit)
+	defer cancel()
 	sol, err := pipemilp.SolveContiguous(ctx, solvers, p, pipemilp.ContiguousSolveOptions{Remat: o.Remat, Start: start, MaxMemory: maxModelMemory(o)})
 	if err != nil {
 		if pipemilp.IsTooLarge(err) {
@@ -294,3 +303,7 @@ func maxModelMemory(o Options) int64 {
 	}
 	return 2 << 30
 }
+
+// IsMILP reports whether s is one of the MILP strategies (slow on long chains: the sweep
+// leaves them out).
+func (s Strategy) IsMILP() bool { return s.Name == "milp" || s.Name == "milp-alloc" }
