@@ -20,8 +20,9 @@ type Options struct {
 	MaxNodes int
 	Deadline time.Time
 	Stop     <-chan struct{}
-	// MaxParts caps the parts of a plan (0: no cap beyond L).
-	MaxParts int
+	// MinParts and MaxParts bound the parts of a plan (0: 1 and L). With MinParts > P every
+	// plan is non-contiguous (some GPU holds two parts).
+	MinParts, MaxParts int
 }
 
 // DefaultMaxNodes is Pack's default cap on expanded states.
@@ -100,7 +101,8 @@ type packer struct {
 // in a transposition table with the least largest cut transfer that reached them; a state is
 // dropped when its largest load or cut reaches the incumbent, when the loads and the work left
 // cannot all stay below it (Σ loads + work left ≥ P·incumbent), or when a GPU's memory bound
-// passes M. Children are tried in order of their largest load. When it finishes, the answer is
+// passes M. Children are tried in order of max(largest load, (Σ loads + work left)/P), then of
+// how close the part is to the work left per part expected. When it finishes, the answer is
 // optimal for its objective (Result.Optimal).
 func Pack(p *pl.Problem, o Options) (*Result, error) {
 	if err := p.Validate(); err != nil {
@@ -113,6 +115,10 @@ func Pack(p *pl.Problem, o Options) (*Result, error) {
 	}
 	if k.o.MaxParts <= 0 || k.o.MaxParts > L {
 		k.o.MaxParts = L
+	}
+	k.o.MinParts = max(k.o.MinParts, 1)
+	if k.o.MinParts > k.o.MaxParts {
+		return nil, fmt.Errorf("pipepack: at least %d parts, at most %d (L = %d)", k.o.MinParts, k.o.MaxParts, L)
 	}
 	k.costs = make([]partCost, L*L)
 	var totalW, worst int64
@@ -225,13 +231,16 @@ func (k *packer) stopped() bool {
 	return k.halted
 }
 
-// key is the canonical form of a state: stages left b, the position's count class, the
-// previous part's GPU and the multiset of the others.
+// key is the canonical form of a state: stages left b, the position's count class (the parts
+// placed when their number is bounded), the previous part's GPU and the multiset of the others.
 func (k *packer) key(b, j, prev int) string {
 	buf := k.keyBuf[:0]
 	jc := 0
 	if !k.memFree && k.p.Schedule == pl.OneFOneB {
 		jc = min(j, k.p.MicroBatches-1)
+	}
+	if k.o.MinParts > 1 || k.o.MaxParts < k.L {
+		jc = j // the parts left depend on it
 	}
 	buf = binary.AppendUvarint(buf, uint64(b))
 	buf = binary.AppendUvarint(buf, uint64(jc))
@@ -275,12 +284,17 @@ type move struct {
 	s, g    int
 	maxLoad float64
 	cut     float64
+	est     float64 // max(maxLoad, (Σ loads + work left)/P): the order of the children
+	off     float64 // |part time − the time per part left|: the tie-break
 }
 
 // dfs expands the state with stages 1..b left, j parts placed, the previous part on GPU prev
 // (-1: none), the largest cut transfer so far maxCut.
 func (k *packer) dfs(b, j, prev int, maxCut float64) {
 	if b == 0 {
+		if j < k.o.MinParts {
+			return
+		}
 		v := maxCut
 		for _, g := range k.gpus {
 			v = max(v, g.load)
@@ -310,7 +324,19 @@ func (k *packer) dfs(b, j, prev int, maxCut float64) {
 		sum += g.load
 	}
 	var moves []move
-	for s := b; s >= 1; s-- {
+	// Each part after this one takes a stage at least, and this must be the last part when
+	// no other may follow.
+	lo, hi := 1, b // the part is [s, b], s in lo..hi
+	if left := k.o.MinParts - j - 1; left > 0 {
+		lo = 1 + left
+	}
+	if j+1 == k.o.MaxParts {
+		hi = min(hi, 1)
+	}
+	// The time per part to aim at, for the order of the children only: the work left over
+	// the parts expected (P in all, or MinParts).
+	target := k.prefix[b] / float64(max(1, min(b, max(k.o.MinParts, k.P)-j)))
+	for s := hi; s >= lo; s-- {
 		c := k.cost(s, b)
 		cut := 0.0
 		if b < k.L {
@@ -348,10 +374,16 @@ func (k *packer) dfs(b, j, prev int, maxCut float64) {
 			if ml >= k.inc {
 				continue
 			}
-			moves = append(moves, move{s: s, g: g, maxLoad: ml, cut: newCut})
+			est := max(ml, (sum+c.t+k.prefix[s-1])/float64(k.P))
+			moves = append(moves, move{s: s, g: g, maxLoad: ml, cut: newCut, est: est, off: math.Abs(c.t - target)})
 		}
 	}
-	sort.SliceStable(moves, func(a, b int) bool { return moves[a].maxLoad < moves[b].maxLoad })
+	sort.SliceStable(moves, func(a, b int) bool {
+		if moves[a].est != moves[b].est {
+			return moves[a].est < moves[b].est
+		}
+		return moves[a].off < moves[b].off
+	})
 	for _, mv := range moves {
 		if mv.maxLoad >= k.inc || k.stopped() {
 			if k.halted {
@@ -394,7 +426,7 @@ func (k *packer) seed() {
 		cf, cb := k.p.CutTimes(e)
 		return max(cf, cb)
 	}
-	for S := 1; S <= min(k.P, k.o.MaxParts); S++ {
+	for S := k.o.MinParts; S <= min(k.P, k.o.MaxParts); S++ {
 		// D[g][i]: stages i..L on the last g parts (positions g−1..0 from the end).
 		D := make([][]float64, S+1)
 		arg := make([][]int, S+1)

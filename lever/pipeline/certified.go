@@ -24,7 +24,7 @@ import (
 // (StrategyBounds).
 func init() {
 	Strategies = append(Strategies,
-		Strategy{"packing", "non-contiguous: a GPU may hold several parts (virtual stages); DP over the chain for the least period under each GPU's memory with its parts' 1F1B in-flight counts, for P..2P parts, run as per-rank action lists (merged 1F1B) or looped GPipe, the fastest replay kept",
+		Strategy{"packing", "non-contiguous: a GPU may hold several parts (virtual stages); DP over the chain for the least period under each GPU's memory with its parts' 1F1B in-flight counts, for ≤ P parts and for exactly P+1..2P, run as per-rank action lists (merged 1F1B) or looped GPipe, the fastest replay kept",
 			runPacking},
 		Strategy{"milp", "the contiguous MILP (HiGHS, lp_solve as fallback): event times of the named order, exact with every part storing everything, a relaxation with --remat stage whose incumbent's cuts get rotor's sequences; certifies a bound",
 			runContiguousMILP},
@@ -99,8 +99,8 @@ func strategyContext(o Options, cap time.Duration) (context.Context, context.Can
 	return ctx, cancel
 }
 
-// runPacking runs pipepack.Pack with at most P', P'+1, …, 2P' parts (P' = min(P, L)), each
-// plan replayed, and keeps the fastest. Each part stores everything (the DP's memory model is
+// runPacking runs pipepack.Pack with at most P' parts (P' = min(P, L)), then exactly P'+1, …,
+// 2P', each plan replayed, and keeps the fastest. Each part stores everything (the DP's memory model is
 // store-all's); with Remat the note says so.
 func runPacking(p *pl.Problem, o Options) (*dpl.Result, error) {
 	L := p.L()
@@ -116,7 +116,14 @@ func runPacking(p *pl.Problem, o Options) (*dpl.Result, error) {
 			break
 		}
 		tried++
-		r, err := pipepack.Pack(p, pipepack.Options{MaxParts: parts, Deadline: stop, Stop: o.Stop, MaxNodes: 1_000_000})
+		// At most P parts (the contiguous allocations among them), then exactly P+1, …, 2P
+		// (every GPU count beyond P makes some GPU hold two parts): the DP's period ties
+		// between them, their makespans do not.
+		minParts := parts
+		if parts == P {
+			minParts = 1
+		}
+		r, err := pipepack.Pack(p, pipepack.Options{MinParts: minParts, MaxParts: parts, Deadline: stop, Stop: o.Stop, MaxNodes: 1_000_000})
 		if err != nil {
 			return nil, err
 		}
@@ -126,8 +133,8 @@ func runPacking(p *pl.Problem, o Options) (*dpl.Result, error) {
 		}
 		if res.Plan == nil || r.Makespan < res.Makespan*(1-1e-12) {
 			res.Feasible, res.Plan, res.Replay, res.Makespan = true, r.Plan, r.Replay, r.Makespan
-			res.Note = fmt.Sprintf("allocation period %.6g s (≤ %d parts; the DP's period, each cut's transfers counted alone: %.6g s, %s)",
-				r.Period, parts, r.Objective, map[bool]string{true: "optimal for its memory model", false: "search stopped, not proven optimal"}[r.Optimal])
+			res.Note = fmt.Sprintf("allocation period %.6g s (%d parts; the DP's period, each cut's transfers counted alone: %.6g s, %s)",
+				r.Period, len(r.Plan.Parts), r.Objective, map[bool]string{true: "optimal for its memory model", false: "search stopped, not proven optimal"}[r.Optimal])
 		}
 	}
 	if o.Remat {
