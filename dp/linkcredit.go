@@ -12,7 +12,7 @@ import (
 
 // LinkCreditOptions tune LinkCredit.
 type LinkCreditOptions struct {
-	// Upper is the makespan of a schedule known to fit (a verified one; required, > 0): the
+	// Upper is the makespan of a schedule known to fit (a verified one; required, ≥ 0): the
 	// bound is searched below it and the table is pruned by it (ExactOptions.Cutoff).
 	Upper float64
 	// Exact caps the exact table (MaxBreakpoints, MaxTotal, MaxMemory) and stops it (Stop);
@@ -105,8 +105,8 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 	if !(beta > 0) || math.IsInf(beta, 0) {
 		return LinkCreditResult{}, fmt.Errorf("dp: link credit: bandwidth %g must be positive and finite", beta)
 	}
-	if !(o.Upper > 0) || math.IsInf(o.Upper, 0) {
-		return LinkCreditResult{}, fmt.Errorf("dp: link credit: the upper bound %g must be positive and finite", o.Upper)
+	if !(o.Upper >= 0) || math.IsInf(o.Upper, 0) {
+		return LinkCreditResult{}, fmt.Errorf("dp: link credit: the upper bound %g must be finite and ≥ 0", o.Upper)
 	}
 	n := c.Len()
 	h, first := linkCredits(c)
@@ -114,6 +114,9 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 	sumU := c.ComputeTime()
 	if o.Upper < sumU {
 		return res, ErrLinkCreditUpper
+	}
+	if o.Upper == 0 {
+		return res, nil // every operation takes no time: 0 is the bound and the optimum
 	}
 	cred := &phaseCredit{phase: make([]int64, n+1), first: make([]int64, n+1)}
 	for l := 1; l <= n; l++ {

@@ -68,7 +68,7 @@ func actMILP(ctx context.Context, in Input, p *act.Problem, lr *LeverReport, sta
 	f := sol.Formulation
 	row := Row{Strategy: "milp", Seconds: secs}
 	if r := sol.Best; r.Feasible {
-		row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, r.Report.Makespan, r.Report.Peak
+		row.Feasible, row.Verified, row.Makespan, row.Peak, row.Timed = true, true, r.Report.Makespan, r.Report.Peak, r.Schedule
 		row.Note = "MILP-guided: " + sol.From
 		if f != nil {
 			row.Note += fmt.Sprintf("; %s, %d rows × %d columns", sol.Status, f.Model.NumRows(), f.Model.NumVars())

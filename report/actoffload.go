@@ -101,7 +101,7 @@ func actStrategyRun(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOp
 		}
 		return row, nil, bound, nil
 	}
-	row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, r.Report.Makespan, r.Report.Peak
+	row.Feasible, row.Verified, row.Makespan, row.Peak, row.Timed = true, true, r.Report.Makespan, r.Report.Peak, r.Schedule
 	return row, r, bound, nil
 }
 
@@ -289,7 +289,7 @@ func actLocal(ctx context.Context, in Input, p *act.Problem, lr *LeverReport, be
 		return nil
 	}
 	lr.Rows = append(lr.Rows, Row{Strategy: "local", Feasible: true, Verified: true, Makespan: r.Report.Makespan,
-		Peak: r.Report.Peak, Seconds: time.Since(start).Seconds(),
+		Peak: r.Report.Peak, Seconds: time.Since(start).Seconds(), Timed: r.Schedule,
 		Note: "local search over link orders from the best schedule (heuristics/actoffload.LocalSearch; validated by verify/timed)"})
 	return r
 }
@@ -344,7 +344,7 @@ func actEventBound(ctx context.Context, in Input, p *act.Problem, lr *LeverRepor
 		if ev.Best != nil && ev.Best.Report.Makespan < incumbent {
 			incumbent, found = ev.Best.Report.Makespan, ev.Best
 			lr.Rows = append(lr.Rows, Row{Strategy: "events", Feasible: true, Verified: true, Makespan: ev.Best.Report.Makespan,
-				Peak: ev.Best.Report.Peak, Seconds: secs, Note: "found by the event search (validated by verify/timed)"})
+				Peak: ev.Best.Report.Peak, Seconds: secs, Timed: ev.Best.Schedule, Note: "found by the event search (validated by verify/timed)"})
 		}
 		if !ev.Complete {
 			lr.Notes = append(lr.Notes, fmt.Sprintf("event search (gap %g): stopped after %.1f s, %d nodes", gap, secs, ev.Nodes))

@@ -29,12 +29,16 @@ func TestCertifyRematOffload(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, rep.Levers, "remat-offload")
 	lr := rep.Levers["remat-offload"]
-	require.Len(t, lr.Rows, len(leverro.Strategies))
+	// The strategies, then the act-offload lever's best schedule, valid in this model too
+	// (the toy's loss gradient is 0: the two models agree), at its makespan.
+	require.Len(t, lr.Rows, len(leverro.Strategies)+1)
 	for _, r := range lr.Rows {
 		require.True(t, r.Feasible, r.Strategy)
 		assert.True(t, r.Verified)
 		assert.LessOrEqual(t, r.Peak, int64(80<<20))
 	}
+	assert.Equal(t, "act-offload's", lr.Rows[len(leverro.Strategies)].Strategy)
+	assert.InDelta(t, rep.Levers["act-offload"].BestAt, lr.Rows[len(leverro.Strategies)].Makespan, 1e-12)
 	assert.True(t, rep.Levers["remat"].Infeasible)
 	assert.Less(t, lr.BestAt, rep.Levers["act-offload"].BestAt)
 	// The link-credit bound (global) is above Σu here: remat alone does not fit.

@@ -130,9 +130,11 @@ type Row struct {
 	Verified bool    `json:"verified"`
 	Seconds  float64 `json:"seconds"`
 	Note     string  `json:"note,omitempty"`
-	// Sequence is the verified rematerialization sequence of a remat row (nil otherwise):
-	// the combined lever weighs the remat lever's best as one of its schedules.
+	// Sequence is the verified rematerialization sequence of a remat row, Timed the verified
+	// schedule of an act-offload row (nil otherwise): the combined lever weighs both levers'
+	// best as schedules of its own model.
 	Sequence schedule.Sequence `json:"-"`
+	Timed    *schedule.Timed   `json:"-"`
 }
 
 // LeverReport is one lever's table.

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 
 	"github.com/memsched/memsched/instances"
@@ -36,6 +37,10 @@ type StrictOptions struct {
 	// Stop, when closed, stops the search with ErrStrictStopped (checked every 1024
 	// configurations).
 	Stop <-chan struct{}
+	// Upper, when positive, is a makespan already reached (a verified schedule's, seconds):
+	// configurations that cannot finish by it are dropped, and a search that ends without a
+	// schedule then reports NoBetter — no schedule is faster than Upper.
+	Upper float64
 }
 
 // ErrStrictStopped says that StrictOptions.Stop closed before the search ended.
@@ -52,6 +57,9 @@ type StrictResult struct {
 	Report   *combined.Report
 	// Nodes is the number of configurations settled.
 	Nodes int
+	// NoBetter (with StrictOptions.Upper, Feasible false): the search ended without a
+	// schedule of makespan at most Upper, so none is faster than Upper.
+	NoBetter bool
 }
 
 // where a stored tensor is (strict timing, verify/combined.Check).
@@ -284,7 +292,16 @@ func Strict(c *instances.Chain, budget int64, beta float64, opt StrictOptions) (
 	nodes := []snode{}
 	best := map[sconf]int{}
 	h := &sheap{nodes: &nodes}
+	limit := int64(math.MaxInt64) // prio above it cannot finish by opt.Upper
+	if opt.Upper > 0 {
+		u := new(big.Rat).Mul(new(big.Rat).SetFloat64(opt.Upper), tick)
+		f, _ := u.Float64()
+		limit = int64(math.Floor(f * (1 + 1e-12)))
+	}
 	push := func(nd snode) {
+		if nd.prio > limit {
+			return
+		}
 		if old, ok := best[nd.conf]; ok && !nd.final {
 			o := &nodes[old]
 			if o.done || o.time <= nd.time {
@@ -407,7 +424,7 @@ func Strict(c *instances.Chain, budget int64, beta float64, opt StrictOptions) (
 			}
 		}
 	}
-	return &StrictResult{Nodes: settled}, nil
+	return &StrictResult{Nodes: settled, NoBetter: opt.Upper > 0}, nil
 }
 
 // advance runs cf from time t to its next event, processes the ends there and calls emit

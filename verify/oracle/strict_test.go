@@ -25,6 +25,16 @@ func TestStrictSpecCases(t *testing.T) {
 		require.True(t, r.Feasible, tc.Name)
 		assert.LessOrEqual(t, r.Makespan.Cmp(tc.Combined), 0, tc.Name)
 		t.Logf("%s: strict optimum %s (class %s), %d configurations; %v", tc.Name, r.Makespan.RatString(), tc.Combined.RatString(), r.Nodes, r.Schedule.Ops)
+		// Pruned by a makespan reached: the optimum is found at it, nothing below it.
+		opt, _ := r.Makespan.Float64()
+		at, err := oracle.Strict(tc.Chain, tc.Budget, tc.Beta, oracle.StrictOptions{Upper: opt})
+		require.NoError(t, err)
+		require.True(t, at.Feasible, tc.Name)
+		assert.Zero(t, at.Makespan.Cmp(r.Makespan), tc.Name)
+		below, err := oracle.Strict(tc.Chain, tc.Budget, tc.Beta, oracle.StrictOptions{Upper: opt * 0.99})
+		require.NoError(t, err)
+		assert.False(t, below.Feasible, tc.Name)
+		assert.True(t, below.NoBetter, tc.Name)
 	}
 }
 

@@ -1,0 +1,127 @@
+package rematoffload_test
+
+import (
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/memsched/memsched/dp"
+	hact "github.com/memsched/memsched/heuristics/actoffload"
+	"github.com/memsched/memsched/heuristics/checkpoint"
+	heur "github.com/memsched/memsched/heuristics/rematoffload"
+	"github.com/memsched/memsched/instances"
+	act "github.com/memsched/memsched/instances/actoffload"
+	"github.com/memsched/memsched/lever/rematoffload"
+	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/combined"
+	"github.com/memsched/memsched/verify/oracle"
+)
+
+// TestSoundness: on random tiny chains (instances.RandomTiny: 1–5 stages and the loss, sizes
+// 1–6 B, times 0–3 s, β 1–4 B/s, budgets from the smallest operation to the store-all peak),
+// at byte scale and the same chains × 2^30 (GiB scale):
+//   - the exact global optimum (oracle.Strict) is at most every verified schedule of every
+//     lever: every strategy of the combined lever (each validated by verify/combined), the
+//     remat lever's optimum (oracle.Remat, a schedule without transfers) and the act-offload
+//     lever's (001's event search, written as a combined schedule by FromTimed and validated);
+//   - the link-credit bound, fluid and with whole tensors, is at most that optimum, so at
+//     most every verified schedule.
+//
+// By default 300 chains (every fourth at GiB scale too); MEMSCHED_COMBINED_SOUNDNESS=1 runs
+// 2000, each at both scales (`make bench`).
+func TestSoundness(t *testing.T) {
+	chains, every := 300, 4
+	if os.Getenv("MEMSCHED_COMBINED_SOUNDNESS") != "" {
+		chains, every = 2000, 1
+	}
+	if testing.Short() {
+		chains = 60
+	}
+	r := rand.New(rand.NewPCG(31, 2000))
+	type counts struct{ points, creditTight, wholeAbove, seqOptimal, seqFound, bestOptimal int }
+	var cnt counts
+	for k := 0; k < chains; k++ {
+		c := instances.RandomTiny(r, k)
+		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		lo := verify.MinBudget(c)
+		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
+		beta := float64(1 + r.IntN(4))
+		for _, f := range []int64{1, 1 << 30} {
+			if f > 1 && k%every != 0 {
+				continue
+			}
+			cc, b, bb := c, budget, beta
+			if f > 1 {
+				cc, b, bb = c.Scaled(f), budget*f, beta*float64(f)
+			}
+			name := fmt.Sprintf("chain %d ×%d (M = %d, β = %g)\n%s", k, f, b, bb, describe(cc))
+			ref, err := oracle.Strict(cc, b, bb, oracle.StrictOptions{})
+			require.NoError(t, err, name)
+			// Every verified schedule of every lever, as an exact makespan.
+			var verified []*big.Rat
+			for _, st := range rematoffload.Strategies {
+				out, err := st.Run(cc, b, bb, rematoffload.Options{Exact: true, Slots: 64})
+				require.NoError(t, err, "%s %s", name, st.Name)
+				if !out.Feasible {
+					continue
+				}
+				verified = append(verified, out.Report.Exact)
+				if st.Direct() {
+					cnt.seqFound++
+					if ref.Feasible && out.Report.Exact.Cmp(ref.Makespan) == 0 {
+						cnt.seqOptimal++
+					}
+				}
+			}
+			if _, m, ok, err := oracle.Remat(cc, b, verify.RematOptions{}); err == nil && ok {
+				verified = append(verified, new(big.Rat).SetFloat64(m))
+			}
+			if p, err := act.FromChain(cc, b, bb); err == nil {
+				ev, err := hact.EventSearch(p, hact.EventOptions{})
+				require.NoError(t, err, name)
+				if ev.Best != nil {
+					s, err := heur.FromTimed(cc, ev.Best.Schedule, bb)
+					require.NoError(t, err, name)
+					rep, err := combined.Check(cc, b, bb, s)
+					require.NoError(t, err, "%s: 001's optimum is not a combined schedule", name)
+					verified = append(verified, rep.Exact)
+				}
+			}
+			if !ref.Feasible {
+				require.Empty(t, verified, "%s: a verified schedule where the referee finds none", name)
+				continue
+			}
+			cnt.points++
+			best := ref.Makespan
+			first := true
+			for _, v := range verified {
+				require.GreaterOrEqual(t, v.Cmp(ref.Makespan), 0, "%s: a verified schedule at %s below the optimum %s", name, v.RatString(), ref.Makespan.RatString())
+				if first || v.Cmp(best) < 0 {
+					best, first = v, false
+				}
+			}
+			if best.Cmp(ref.Makespan) == 0 {
+				cnt.bestOptimal++
+			}
+			opt, _ := ref.Makespan.Float64()
+			for _, whole := range []bool{false, true} {
+				lc, err := dp.LinkCredit(cc, b, bb, dp.LinkCreditOptions{Upper: opt, Whole: whole})
+				require.NoError(t, err, name)
+				require.LessOrEqual(t, lc.Bound, opt*(1+1e-12), "%s: link credit (whole %v) %g above the optimum %g", name, whole, lc.Bound, opt)
+				if !whole && lc.Bound >= opt*(1-1e-9) {
+					cnt.creditTight++
+				}
+				if whole && lc.Bound > lc.Fluid*(1+1e-9) {
+					cnt.wholeAbove++
+				}
+			}
+		}
+	}
+	t.Logf("%d feasible points: link credit at the optimum on %d (whole tensors raise it on %d); sequence-offload scheduled %d, optimal on %d; the lever's best verified schedule optimal on %d",
+		cnt.points, cnt.creditTight, cnt.wholeAbove, cnt.seqFound, cnt.seqOptimal, cnt.bestOptimal)
+}
