@@ -26,6 +26,9 @@ type LinkCreditOptions struct {
 	// stopped by Exact.Stop (the bound is then the last infeasible probe).
 	Whole     bool
 	MaxProbes int
+	// WholeStop, when set, stops the whole-tensor probes (the bound so far stands) instead of
+	// Exact.Stop, which then stops the fluid table only.
+	WholeStop <-chan struct{}
 }
 
 // LinkCreditSequence is one point of the relaxation: a 004 sequence that fits the phase
@@ -254,6 +257,9 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		}
 		opt := o.Exact
 		opt.Cutoff = T
+		if o.WholeStop != nil {
+			opt.Stop = o.WholeStop
+		}
 		f, err := newFloatingExact(c, min(budget+base, instances.MaxBytes), opt, cr)
 		res.Probes++
 		if err != nil {
@@ -269,7 +275,9 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	if probes <= 0 {
 		probes = 24
 	}
-	if ok, err := fits(lo); err != nil {
+	if ok, err := fits(lo); errors.Is(err, ErrStopped) {
+		return nil // no time for whole tensors: the fluid bound stands
+	} else if err != nil {
 		return err
 	} else if ok {
 		return nil // the fluid bound already fits with whole tensors

@@ -28,7 +28,15 @@ func linkCreditBound(ctx context.Context, in Input, lr *LeverReport, budget int6
 		return
 	}
 	start := time.Now()
-	r, err := dp.LinkCredit(in.Chain, budget, in.Bandwidth, dp.LinkCreditOptions{Upper: upper, Whole: true,
+	// The whole-tensor probes get half of what is left of the share (the exhaustive search
+	// and the relaxation MILP come after); the fluid table all of it.
+	wholeStop := ctx.Done()
+	if dl, ok := ctx.Deadline(); ok {
+		c, cancel := context.WithTimeout(ctx, time.Until(dl)/2)
+		defer cancel()
+		wholeStop = c.Done()
+	}
+	r, err := dp.LinkCredit(in.Chain, budget, in.Bandwidth, dp.LinkCreditOptions{Upper: upper, Whole: true, WholeStop: wholeStop,
 		Exact: dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints, MaxMemory: memoryLimit(in), Stop: ctx.Done()}})
 	var be *dp.BreakpointError
 	var tl *dp.TooLargeError

@@ -136,6 +136,11 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 					upper = r.Makespan
 				}
 			}
+			if st.Direct() && !dl.IsZero() {
+				// A search that takes what it is given: 40 % of what is left, so that the
+				// bounds after it get their time.
+				dl = time.Now().Add(time.Until(dl) * 4 / 10)
+			}
 			out, err = st.Run(c, budget, beta, leverro.Options{Slots: in.Slots, Deadline: dl, MaxMemory: memoryLimit(in), Upper: upper, Seeds: seeds})
 			if st.Direct() && out.Feasible {
 				row.Note = out.Source
@@ -194,8 +199,12 @@ func actOffloadRow(in Input, budget int64) (Row, bool) {
 		return Row{}, false
 	}
 	row := Row{Strategy: "act-offload's"}
-	sch, err := heur.FromTimed(in.Chain, best.Timed, in.Bandwidth)
-	if err == nil {
+	var err error
+	for _, late := range []bool{false, true} {
+		var sch *schedule.Combined
+		if sch, err = heur.FromTimed(in.Chain, best.Timed, in.Bandwidth, late); err != nil {
+			continue
+		}
 		var rep *combined.Report
 		if rep, err = combined.Check(in.Chain, budget, in.Bandwidth, sch); err == nil {
 			row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, rep.Makespan, rep.Peak

@@ -48,7 +48,7 @@ func TestFromTimed(t *testing.T) {
 				continue
 			}
 			name := fmt.Sprintf("chain %d ×%d, M = %d, β = %g: %v", k, f, b, bb, ev.Best.Schedule)
-			s, err := rematoffload.FromTimed(cc, ev.Best.Schedule, bb)
+			s, err := rematoffload.FromTimed(cc, ev.Best.Schedule, bb, false)
 			require.NoError(t, err, name)
 			rep, err := combined.Check(cc, b, bb, s)
 			require.NoError(t, err, name)

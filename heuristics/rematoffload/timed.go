@@ -51,7 +51,12 @@ func ToTimed(s *schedule.Combined, rep *combined.Report) (*schedule.Timed, error
 // which differ from 001's where the chain has a loss gradient δ^{L+1} > 0 (004 counts it from
 // the start, 001 from B_L) — a schedule valid in one may not be in the other. beta is the
 // link's bandwidth, for the transfers' durations.
-func FromTimed(c *instances.Chain, s *schedule.Timed, beta float64) (*schedule.Combined, error) {
+//
+// A transfer of s that starts when neither the link nor an operation becomes free (001's
+// schedules may start one at any time) starts at the last such event before it; with late,
+// at the end of the operation running then. Either may break a rule that s kept (memory
+// reserved earlier, a reader delayed): Check decides.
+func FromTimed(c *instances.Chain, s *schedule.Timed, beta float64, late bool) (*schedule.Combined, error) {
 	n := c.Len()
 	if len(s.Ops) != 2*n {
 		return nil, fmt.Errorf("rematoffload: the activation-offloading schedule has %d operations, the chain %d stages", len(s.Ops), n)
@@ -91,12 +96,22 @@ func FromTimed(c *instances.Chain, s *schedule.Timed, beta float64) (*schedule.C
 				after = i
 			}
 		}
+		start := t.Start
 		if t.Start > prevEnd+tol && (after < 0 || !same(opEnd[after], t.Start)) {
-			return nil, fmt.Errorf("rematoffload: transfer %v starts when neither the link nor an operation becomes free", t)
+			// Not at an event: the last one before it, or the end of the operation running.
+			start = prevEnd
+			if after >= 0 {
+				start = math.Max(start, opEnd[after])
+			}
+			if late && after+1 < len(opEnd) {
+				after++
+				start = math.Max(prevEnd, opEnd[after])
+			}
 		}
 		out.Transfers = append(out.Transfers, schedule.CombinedTransfer{Kind: t.Kind, Tensor: schedule.Tensor{Stage: t.Index, Full: t.Index > 0}, After: after})
-		prevEnd = math.Max(prevEnd, t.Start) + float64(size)/beta
-		trEnd = append(trEnd, prevEnd)
+		prevEnd = math.Max(prevEnd, start) + float64(size)/beta
+		// The operations that waited for it in s keep waiting for it: matched by its end in s.
+		trEnd = append(trEnd, t.Start+float64(size)/beta)
 	}
 	waited := map[int]bool{}
 	for i, o := range s.Ops {

@@ -85,7 +85,7 @@ func TestSoundness(t *testing.T) {
 				ev, err := hact.EventSearch(p, hact.EventOptions{})
 				require.NoError(t, err, name)
 				if ev.Best != nil {
-					s, err := heur.FromTimed(cc, ev.Best.Schedule, bb)
+					s, err := heur.FromTimed(cc, ev.Best.Schedule, bb, false)
 					require.NoError(t, err, name)
 					rep, err := combined.Check(cc, b, bb, s)
 					require.NoError(t, err, "%s: 001's optimum is not a combined schedule", name)

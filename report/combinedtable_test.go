@@ -1,0 +1,149 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/memsched/memsched/heuristics/checkpoint"
+	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/verify"
+)
+
+// TestCombinedZooTable is issue 31's zoo table (scripts/combined-zoo.sh runs it; not in CI):
+// for each chain of MEMSCHED_COMBINED_TABLE_DIR (made by `memsched gen zoo`), each budget 10 /
+// 25 / 50 / 75 % of the way from the smallest budget rematerialization fits to the store-all
+// peak and each bandwidth (12, 6 GB/s), the remat and act-offload levers (20 s each) and then
+// the combined lever with their reports at hand (MEMSCHED_COMBINED_TABLE_SECONDS, default 60)
+// — one TSV row per point in MEMSCHED_COMBINED_TABLE_OUT: the combined lever's best verified
+// schedule and where it comes from, its best global bound and what certifies it, the ratio,
+// whether it is proven optimal, the single levers' best schedules (act-offload's: whether it
+// is a schedule of the combined model), the link credit and the MILP's bounds, the time.
+// Every row's schedule is verified and every bound is checked against every verified
+// schedule of the model, the single levers' included.
+func TestCombinedZooTable(t *testing.T) {
+	dir := os.Getenv("MEMSCHED_COMBINED_TABLE_DIR")
+	if dir == "" {
+		t.Skip("MEMSCHED_COMBINED_TABLE_DIR not set (scripts/combined-zoo.sh)")
+	}
+	secs := 60.0
+	if v := os.Getenv("MEMSCHED_COMBINED_TABLE_SECONDS"); v != "" {
+		var err error
+		secs, err = strconv.ParseFloat(v, 64)
+		require.NoError(t, err)
+	}
+	names := strings.Fields(os.Getenv("MEMSCHED_COMBINED_TABLE_CHAINS"))
+	pcts := []int{10, 25, 50, 75}
+	if v := os.Getenv("MEMSCHED_COMBINED_TABLE_PCTS"); v != "" {
+		pcts = nil
+		for _, f := range strings.Fields(v) {
+			p, err := strconv.Atoi(f)
+			require.NoError(t, err)
+			pcts = append(pcts, p)
+		}
+	}
+	betas := []float64{12e9, 6e9}
+	out, err := os.OpenFile(os.Getenv("MEMSCHED_COMBINED_TABLE_OUT"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	require.NoError(t, err)
+	defer out.Close()
+	ms := func(x float64) string {
+		if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f", x*1e3)
+	}
+	for _, name := range names {
+		c, err := instances.LoadChain(filepath.Join(dir, name+".json"))
+		require.NoError(t, err)
+		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		lo := verify.MinBudget(c)
+		for _, beta := range betas {
+			for _, pct := range pcts {
+				budget := lo + (sa.Peak-lo)*int64(pct)/100
+				base := Input{Chain: c, Source: name, Budget: budget, Bandwidth: beta}
+				run := func(lv Lever, limit time.Duration, in Input) *LeverReport {
+					in.TimeLimit = limit
+					ctx, cancel := context.WithTimeout(context.Background(), limit)
+					defer cancel()
+					lr, err := lv.Run(ctx, in)
+					if err != nil && ctx.Err() == nil {
+						require.NoError(t, err, "%s %d%% %s", name, pct, lv.Name())
+					}
+					lr.Lever = lv.Name()
+					Summarize(&lr)
+					return &lr
+				}
+				rm := run(Remat{}, 20*time.Second, base)
+				ac := run(ActOffload{}, 20*time.Second, base)
+				in := base
+				in.Earlier = map[string]*LeverReport{"remat": rm, "act-offload": ac}
+				start := time.Now()
+				co := run(RematOffload{}, time.Duration(secs*float64(time.Second)), in)
+				took := time.Since(start).Seconds()
+				// Soundness: no global bound above a verified schedule of the model (the
+				// combined lever's rows, remat's schedules, act-offload's where they map).
+				for _, b := range co.Bounds {
+					if b.Scope != Global && b.Scope != "" || b.Infeasible {
+						continue
+					}
+					for _, r := range co.Rows {
+						if r.Feasible {
+							require.LessOrEqual(t, b.Value, r.Makespan*(1+1e-9), "%s %d%% β %g: %s above %s", name, pct, beta, b.Name, r.Strategy)
+						}
+					}
+					if rm.Best != "" {
+						require.LessOrEqual(t, b.Value, rm.BestAt*(1+1e-9), "%s %d%% β %g: %s above remat's %s", name, pct, beta, b.Name, rm.Best)
+					}
+				}
+				require.NotEmpty(t, co.Best, "%s %d%% β %g: no combined schedule", name, pct, beta)
+				if rm.Best != "" {
+					require.LessOrEqual(t, co.BestAt, rm.BestAt*(1+1e-12), "%s %d%% β %g: behind remat", name, pct, beta)
+				}
+				actMaps, actMs := "-", 0.0
+				if ac.Best != "" {
+					actMs = ac.BestAt
+					actMaps = "no"
+					for _, r := range co.Rows {
+						if r.Strategy == "act-offload's" && r.Feasible {
+							actMaps = "yes"
+						}
+					}
+				}
+				var credit, milpB float64
+				for _, b := range co.Bounds {
+					switch b.Name {
+					case "link credit":
+						credit = b.Value
+					case "MILP (relaxation)":
+						milpB = b.Value
+					}
+				}
+				ratio := co.BestAt / co.BestBound
+				by := co.Best
+				for _, r := range co.Rows {
+					if r.Strategy == co.Best && r.Makespan == co.BestAt {
+						if r.Note != "" && len(r.Note) < 80 {
+							by += " (" + r.Note + ")"
+						}
+						break
+					}
+				}
+				line := fmt.Sprintf("%s\t%d\t%g\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t%v\t%s\t%s\t%.1f\n",
+					name, c.Len(), beta/1e9, pct, budget, ms(c.ComputeTime()), ms(rm.BestAt), ms(actMs), actMaps,
+					ms(co.BestAt), by, ms(co.BestBound), co.BestBoundBy, ratio, co.Optimal, ms(credit), ms(milpB), took)
+				_, err = out.WriteString(line)
+				require.NoError(t, err)
+				t.Log(strings.TrimSpace(line))
+			}
+		}
+	}
+}
