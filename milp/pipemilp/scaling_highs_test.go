@@ -41,12 +41,18 @@ func TestNoScalingWarnings(t *testing.T) {
 	for name, p := range corpus {
 		for _, build := range []func() (*model.Model, error){
 			func() (*model.Model, error) { f, err := BuildContiguous(p, ContiguousOptions{}); return f.Model, err },
-			func() (*model.Model, error) { f, err := BuildContiguous(p, ContiguousOptions{Remat: true}); return f.Model, err },
+			func() (*model.Model, error) {
+				f, err := BuildContiguous(p, ContiguousOptions{Remat: true})
+				return f.Model, err
+			},
 			func() (*model.Model, error) {
 				a, err := BuildAllocation(p, AllocationOptions{Objective: Makespan, Remat: true})
 				return a.Model, err
 			},
-			func() (*model.Model, error) { a, err := BuildAllocation(p, AllocationOptions{Objective: Period}); return a.Model, err },
+			func() (*model.Model, error) {
+				a, err := BuildAllocation(p, AllocationOptions{Objective: Period})
+				return a.Model, err
+			},
 		} {
 			m, err := build()
 			require.NoError(t, err, name)
