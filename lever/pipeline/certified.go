@@ -202,6 +202,10 @@ func milpOutcome(sol *pipemilp.Solution, b Bound) *dpl.Result {
 		}
 	case !math.IsNaN(sol.Bound):
 		b.Value = sol.Bound
+		if sol.Feasible && sol.Makespan < b.Value {
+			// Within the solver's tolerance of its own replayed plan, which is in scope.
+			b.Value = sol.Makespan
+		}
 		b.CertifiedBy += ", " + statusText(sol)
 	default:
 		if res.Reason == "" && res.Plan == nil {
