@@ -223,3 +223,17 @@ func TestPackStops(t *testing.T) {
 		assert.True(t, res.Replay.Fits())
 	}
 }
+
+// TestPackRefuses: an invalid problem, and more parts required than allowed.
+func TestPackRefuses(t *testing.T) {
+	p := &pl.Problem{Chain: specChain(), GPUs: 0, Memory: 10, Bandwidth: math.Inf(1), MicroBatches: 1}
+	_, err := Pack(p, Options{})
+	assert.ErrorContains(t, err, "gpus = 0")
+	p.GPUs = 2
+	_, err = Pack(p, Options{MinParts: 3, MaxParts: 2})
+	assert.ErrorContains(t, err, "at least 3 parts, at most 2")
+	_, err = Modulo(p, Alloc([]int{0, 1, 0, 1}), 0)
+	assert.ErrorContains(t, err, "positive")
+	_, err = Period(p, &schedule.Pipeline{Parts: []schedule.Part{{First: 1, Last: 2}}})
+	assert.ErrorContains(t, err, "parts end at stage 2")
+}

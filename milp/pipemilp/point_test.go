@@ -118,3 +118,31 @@ func TestContiguousSpecCases(t *testing.T) {
 		assert.Equal(t, tc.want, best, "P=%d M=%d β=%g", tc.P, tc.M, tc.beta)
 	}
 }
+
+// TestMalformedRefused: an invalid problem is refused naming its field, a model over the
+// memory cap with a *TooLargeError before it is built, cuts that are not an allocation by
+// Point.
+func TestMalformedRefused(t *testing.T) {
+	p := specProblem(2, 1<<20, math.Inf(1))
+	bad := *p
+	bad.MicroBatches = 0
+	_, err := BuildContiguous(&bad, ContiguousOptions{})
+	assert.ErrorContains(t, err, "micro_batches = 0")
+	_, err = BuildAllocation(&bad, AllocationOptions{})
+	assert.ErrorContains(t, err, "micro_batches = 0")
+	bad = *p
+	bad.Bandwidth = 0
+	_, err = BuildContiguous(&bad, ContiguousOptions{})
+	assert.ErrorContains(t, err, "bandwidth = 0")
+	_, err = BuildContiguous(p, ContiguousOptions{MaxMemory: 1024})
+	assert.True(t, IsTooLarge(err), "%v", err)
+	assert.ErrorContains(t, err, "memory limit")
+	_, err = BuildAllocation(p, AllocationOptions{MaxMemory: 1024})
+	assert.True(t, IsTooLarge(err), "%v", err)
+	f, err := BuildContiguous(p, ContiguousOptions{})
+	require.NoError(t, err)
+	for _, cuts := range [][]int{nil, {1, 2, 4}, {3}, {2, 2, 4}, {5}} {
+		_, err := f.Point(cuts)
+		assert.Error(t, err, "%v", cuts)
+	}
+}
