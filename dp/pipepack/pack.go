@@ -109,7 +109,7 @@ func Pack(p *pl.Problem, o Options) (*Result, error) {
 		return nil, err
 	}
 	L := p.L()
-	k := &packer{p: p, o: o, L: L, P: min(p.GPUs, L), inc: math.Inf(1), memo: map[string]float64{}, memoCap: 4_000_000}
+	k := &packer{p: p, o: o, L: L, P: min(p.GPUs, L), inc: math.Inf(1), memo: map[string]float64{}, memoCap: 500_000}
 	if k.o.MaxNodes <= 0 {
 		k.o.MaxNodes = DefaultMaxNodes
 	}

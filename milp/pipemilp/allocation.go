@@ -70,9 +70,9 @@ type AllocationOptions struct {
 func AllocationNonzeros(p *pl.Problem) int {
 	L := p.L()
 	G := min(p.GPUs, L)
-	n := 20 * L * G
+	n := 20*L*G + L*L*G // the symmetry rows and the makespan's p rows sum prefixes
 	if !math.IsInf(p.Bandwidth, 1) {
-		n += 5 * L * G * G
+		n += 8 * L * G * G
 	}
 	return n
 }
@@ -159,6 +159,23 @@ func BuildAllocation(p *pl.Problem, o AllocationOptions) (*Allocation, error) {
 			}
 		}
 	}
+	// cut_ℓ = Σ_{g≠h} q_{ℓ,g,h}: the cut after ℓ exists (the makespan's head and tail).
+	var cutv []model.Var
+	if !free && o.Objective == Makespan {
+		cutv = make([]model.Var, L)
+		for l := 1; l < L; l++ {
+			cutv[l] = mod.AddContinuous(fmt.Sprintf("cut_%d", l), 0, 1)
+			r := row().Add(cutv[l], -1)
+			for g := 0; g < G; g++ {
+				for h := 0; h < G; h++ {
+					if q[l][g][h] != none {
+						r.Add(q[l][g][h], 1)
+					}
+				}
+			}
+			mod.AddEq(fmt.Sprintf("cutdef_%d", l), *r, 0)
+		}
+	}
 	a.obj = mod.AddContinuous(map[Objective]string{Period: "T", Makespan: "C"}[o.Objective], 0, inf)
 	scale := 1.0
 	if o.Objective == Makespan {
@@ -197,14 +214,7 @@ func BuildAllocation(p *pl.Problem, o AllocationOptions) (*Allocation, error) {
 					if cf+cb > 0 {
 						vv := mod.AddContinuous(fmt.Sprintf("v_%d_%d", l, g), 0, 1)
 						vr := model.Expr{}
-						vr.Add(vv, 1).Add(pv, 1)
-						for g2 := 0; g2 < G; g2++ {
-							for h := 0; h < G; h++ {
-								if q[l][g2][h] != none {
-									vr.Add(q[l][g2][h], -1)
-								}
-							}
-						}
+						vr.Add(vv, 1).Add(pv, 1).Add(cutv[l], -1)
 						mod.AddGE(fmt.Sprintf("vdef_%d_%d", l, g), vr, 0)
 						r.Add(vv, -secs(cf+cb))
 					}
@@ -219,13 +229,7 @@ func BuildAllocation(p *pl.Problem, o AllocationOptions) (*Allocation, error) {
 		r := row().Add(a.obj, 1)
 		for l := 1; l < L; l++ {
 			cf, cb := p.CutTimes(l)
-			for g := 0; g < G; g++ {
-				for h := 0; h < G; h++ {
-					if q[l][g][h] != none {
-						r.Add(q[l][g][h], -secs(cf+cb))
-					}
-				}
-			}
+			r.Add(cutv[l], -secs(cf+cb))
 		}
 		mod.AddGE("latency", *r, tsum)
 	}

@@ -144,7 +144,7 @@ func (e *TooLargeError) Error() string {
 func ContiguousNonzeros(p *pl.Problem) int {
 	L, m := p.L(), p.MicroBatches
 	J := min(p.GPUs, L)
-	return J*(14*m+8*L) + 6*L*J
+	return J*(16*m+10*L) + 6*L*J
 }
 
 // BuildContiguous returns the contiguous MILP of p.
