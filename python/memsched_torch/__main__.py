@@ -178,15 +178,9 @@ def cmd_run(args):
 def _rate(text):
     if not text:
         return None
-    import re
+    from .schedule import parse_rate
 
-    m = re.match(r"^\s*([0-9.eE+-]+)\s*([KMGT]i?B|B)?/s\s*$", text) or re.match(r"^\s*([0-9.eE+-]+)\s*$", text)
-    if not m:
-        raise ScheduleError(f"--bandwidth {text!r}: want a rate such as 12GB/s")
-    from .schedule import parse_size
-
-    unit = m.group(2) if m.lastindex and m.lastindex >= 2 and m.group(2) else "B"
-    return parse_size(m.group(1) + unit)
+    return parse_rate(text)
 
 
 def _verify_offload(args, budget, timed):

@@ -81,3 +81,19 @@ def certify(chain_path, mem, bandwidth=None, time_limit=None, binary=None):
     if time_limit:
         args += ["--time-limit", str(time_limit)]
     return run_json(*args, binary=binary)
+
+
+_VERSIONS = {}
+
+
+def version(binary=None):
+    """`memsched version --json` (version, go, and the MILP backends the binary was built with
+    when it says them), read once per binary."""
+    exe = binary or find()
+    if exe not in _VERSIONS:
+        p = subprocess.run([exe, "version", "--json"], capture_output=True, text=True)
+        try:
+            _VERSIONS[exe] = json.loads(p.stdout) if p.returncode == 0 else {}
+        except json.JSONDecodeError:
+            _VERSIONS[exe] = {}
+    return _VERSIONS[exe]

@@ -448,46 +448,74 @@ class CombinedResult(RunResult):
 def execute_combined(net, x, sched, chain, bandwidth=None, budget=None, mode=None, tracker=None, free="model"):
     """Run a combined schedule as one training iteration (see the module comment). Refused with
     ScheduleError before anything runs when it does not fit (check_combined)."""
-    rep = check_combined(sched, chain, n=len(net.modules), bandwidth=bandwidth, budget=budget)
-    device = x.device
-    if mode is None:
-        mode = "cuda" if device.type == "cuda" else "functional"
-    if mode == "cuda" and device.type != "cuda":
-        raise ScheduleError("mode cuda needs the model and input on a CUDA device")
-    ex = Executor(net, x, free=free, tracker=tracker, capture=True)
-    link = _Link(mode, device, tracker)
-    times, log = [], []
-    started = [0]
-    waited = {}  # transfer index -> tensor, for the CUDA waits
-
-    def storages(t, where):
-        l, full = t
-        if l == 0 and not full:
-            return [x.untyped_storage()]
-        if full:
-            if l not in ex.tapes:
-                raise ExecutionError(f"{where}: ā^{l} is not on the device")
-            return list(ex.tapes[l])
-        if l not in ex.plain:
-            raise ExecutionError(f"{where}: a^{l} is not on the device")
-        return [ex.plain[l].untyped_storage()]
+    it = CombinedIteration(net, x, sched, chain, bandwidth=bandwidth, budget=budget, mode=mode, tracker=tracker,
+                           free=free)
 
     def run():
-        for ev in rep.events:
-            if ev.kind == "op-start":
-                o = sched.ops[ev.id]
-                label = f"{ev.id + 1} {o.op}"
-                if tracker is not None:
-                    tracker.step(label)
-                if mode == "cuda":
-                    for w in o.wait:
-                        link.wait(sched.transfers[w].tensor)
-                t0 = time.perf_counter()
-                ex.apply(ev.id, o.op)
-                if device.type != "cuda":
-                    times.append(time.perf_counter() - t0)
-                started[0] += 1
-            elif ev.kind == "transfer-start":
+        for _ in it.drive():
+            pass
+
+    try:
+        total = timed_iteration(net, x, tracker, run)
+    except BaseException:
+        it.link.restore()  # a^0 may be on the host
+        raise
+    return it.result(total)
+
+
+class CombinedIteration:
+    """One iteration of a combined schedule: the replay's events run on the executor and the
+    link, driven by `drive`."""
+
+    def __init__(self, net, x, sched, chain, bandwidth=None, budget=None, mode=None, tracker=None, free="model",
+                 input_grad=None, amp=None, rep=None):
+        self.rep = rep or check_combined(sched, chain, n=len(net.modules), bandwidth=bandwidth, budget=budget)
+        self.device = x.device
+        if mode is None:
+            mode = "cuda" if self.device.type == "cuda" else "functional"
+        if mode == "cuda" and self.device.type != "cuda":
+            raise ScheduleError("mode cuda needs the model and input on a CUDA device")
+        self.mode, self.sched, self.x, self.tracker = mode, sched, x, tracker
+        self.ex = Executor(net, x, free=free, tracker=tracker, capture=True, input_grad=input_grad, amp=amp)
+        self.link = _Link(mode, self.device, tracker)
+        self.times, self.log = [], []
+
+    def result(self, total):
+        ex, rep = self.ex, self.rep
+        if ex.t != 0:
+            raise ExecutionError(f"the schedule ended before δ^0 (current gradient δ^{ex.t})")
+        res = CombinedResult(delta0=ex.delta, loss=ex.loss, forwards=ex.fw.counts, op_times=self.times, time=total,
+                             transfers=self.log, host_peak=self.link.host_peak, forwards_expected=rep.forwards[1:],
+                             predicted_steps=step_peaks(rep))
+        if self.tracker is not None:
+            res.steps, res.peak, res.peak_step = self.tracker.steps, self.tracker.peak, self.tracker.peak_step
+        return res
+
+    def drive(self, user_loss=False):
+        """Run the replay's events (a generator). With user_loss, F^{L+1} and B^{L+1} are the
+        caller's: the generator yields a^L at F^{L+1}'s start and expects δ^L back. The events
+        that fall between F^{L+1}'s start and the next operation's are run around the caller's
+        loss: offloads and releases of tensors the loss does not read (a^ℓ, ā^ℓ, ℓ < L) before it,
+        the rest (prefetches, which reserve memory, and what concerns a^L/ā^L) after it."""
+        ex, link, sched, tracker, x = self.ex, self.link, self.sched, self.tracker, self.x
+        mode, device, times, log = self.mode, self.device, self.times, self.log
+        n = len(ex.modules)
+        started = [0]
+
+        def storages(t, where):
+            l, full = t
+            if l == 0 and not full:
+                return [x.untyped_storage()]
+            if full:
+                if l not in ex.tapes:
+                    raise ExecutionError(f"{where}: ā^{l} is not on the device")
+                return list(ex.tapes[l])
+            if l not in ex.plain:
+                raise ExecutionError(f"{where}: a^{l} is not on the device")
+            return [ex.plain[l].untyped_storage()]
+
+        def run_event(ev):
+            if ev.kind == "transfer-start":
                 tr = sched.transfers[ev.id]
                 where = f"transfer {ev.id + 1} ({tr})"
                 if tr.kind == "offload":
@@ -504,25 +532,60 @@ def execute_combined(net, x, sched, chain, bandwidth=None, budget=None, mode=Non
                 # (No local may keep a storage: it would outlive the operation that frees it.)
                 t = sched.transfers[ev.id].tensor
                 if t not in link.host:
-                    continue
+                    return
                 if _still_stored(ex, t):
                     link.release(t)
                 else:  # consumed on the device before leaving: nothing to bring back
                     link.host_bytes -= sum(e[2] for e in link.host.pop(t))
 
-    try:
-        total = timed_iteration(net, x, tracker, run)
-    except BaseException:
-        link.restore()  # a^0 may be on the host
-        raise
-    if ex.t != 0:
-        raise ExecutionError(f"the schedule ended before δ^0 (current gradient δ^{ex.t})")
-    res = CombinedResult(delta0=ex.delta, loss=ex.loss, forwards=ex.fw.counts, op_times=times, time=total,
-                         transfers=log, host_peak=link.host_peak, forwards_expected=rep.forwards[1:],
-                         predicted_steps=step_peaks(rep))
-    if tracker is not None:
-        res.steps, res.peak, res.peak_step = tracker.steps, tracker.peak, tracker.peak_step
-    return res
+        events = self.rep.events
+        i = 0
+        while i < len(events):
+            ev = events[i]
+            i += 1
+            if ev.kind != "op-start":
+                run_event(ev)
+                continue
+            o = sched.ops[ev.id]
+            label = f"{ev.id + 1} {o.op}"
+            loss = user_loss and o.op.stage == n
+            if loss and o.op.kind == "B":
+                started[0] += 1
+                continue  # the caller's backward of the loss ran it
+            if tracker is not None:
+                tracker.step(label + (" (loss)" if loss else ""))
+            if mode == "cuda":
+                for w in o.wait:
+                    link.wait(sched.transfers[w].tensor)
+            if loss:
+                if o.op.kind != "Fall":
+                    raise ScheduleError(f"operation {ev.id + 1} ({o.op}): the caller's loss runs as F_all^{n}")
+                during = []
+                while i < len(events) and not (events[i].kind == "op-start" and
+                                               sched.ops[events[i].id].op.stage != n):
+                    during.append(events[i])
+                    i += 1
+                later = []
+                for e in during:
+                    if e.kind not in ("transfer-start", "release"):
+                        continue
+                    t = sched.transfers[e.id]
+                    early = e.kind == "release" or t.kind == "offload"
+                    if early and t.stage < n - 1:
+                        run_event(e)
+                    else:
+                        later.append(e)
+                started[0] += 1
+                delta = yield ex.loss_input()
+                ex.loss_done(delta)
+                for e in later:
+                    run_event(e)
+                continue
+            t0 = time.perf_counter()
+            ex.apply(ev.id, o.op)
+            if device.type != "cuda":
+                times.append(time.perf_counter() - t0)
+            started[0] += 1
 
 
 def step_peaks(rep):

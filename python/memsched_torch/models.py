@@ -180,11 +180,13 @@ def build(model=None, sequential=None, image=224, input_shape=None, layers=12, h
     return net
 
 
-def merge_aliasing(net, device="cpu"):
+def merge_aliasing(net, device="cpu", x=None):
     """Merge every stage whose output aliases its input (in place or a view) into the stage
-    before it; found by one no-grad forward on a batch of 2, buffers restored afterwards."""
+    before it; found by one no-grad forward on x (default a batch of 2), buffers restored
+    afterwards."""
     state = net.state()
-    x = net.make_input(2, device)
+    if x is None:
+        x = net.make_input(2, device)
     stages = list(net.stages)
     out, merged = [], []
     first_aliases = False

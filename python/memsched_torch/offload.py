@@ -247,56 +247,125 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
     """Run an activation-offloading schedule as one training iteration (see the module comment).
     chain gives the durations (u_f, u_b, and |x_j|/β for transfers) that place each transfer
     between operations; bandwidth in bytes/s (default: the schedule's own)."""
-    n = len(net.modules)
-    if len(chain) != n:
-        raise ScheduleError(f"the chain has {len(chain)} stages (loss included) but the model has {n}")
-    check_timed(timed, n)
-    beta = bandwidth or timed.bandwidth
-    if not beta or beta <= 0:
-        raise ScheduleError("no bandwidth: give --bandwidth (the schedule file does not say it)")
-    device = x.device
-    if mode is None:
-        mode = "cuda" if device.type == "cuda" else "functional"
-    if mode == "cuda" and device.type != "cuda":
-        raise ScheduleError("mode cuda needs the model and input on a CUDA device")
-
-    def size(j):
-        return chain.a0 if j == 0 else chain.stage(j).abar
-
-    def dur(o):
-        st = chain.stage(o.index + 1)
-        return st.ub if o.backward else st.uf
-
-    ex = Executor(net, x, free=free, tracker=tracker, capture=True)
-    link = _Link(mode, device, tracker)
-    pending = sorted(timed.transfers, key=lambda t: t.start)
-    off_end, pre_end = {}, {}
-    released, out = set(), set()  # x_j released from the device; x_j away (offloaded, not back)
-    reader_end = {}  # j -> end time of F_j (the operation reading x_j), once it has run
-    times, log = [], []
-
-    def storages(j):
-        if j == 0:
-            return [x.untyped_storage()]
-        if j not in ex.tapes:
-            raise ExecutionError(f"x_{j} (ā^{j}) is not on the device to offload")
-        return ex.tapes[j]
-
-    def release_due(now):
-        """Release every x_j whose offload and reader F_j have both ended by `now` (001 (E))."""
-        for j in sorted(out - released):
-            if j in off_end and off_end[j] <= now + EPS and j in reader_end and reader_end[j] <= now + EPS:
-                link.release(j)
-                released.add(j)
+    it = OffloadIteration(net, x, timed, chain, bandwidth=bandwidth, mode=mode, tracker=tracker, free=free)
 
     def run():
+        for _ in it.drive():
+            pass
+
+    try:
+        total = timed_iteration(net, x, tracker, run)
+    except BaseException:
+        it.link.restore()  # a^0 may be on the host
+        raise
+    return it.result(total)
+
+
+class OffloadIteration:
+    """One iteration of an activation-offloading schedule: the executor, the link and 001's
+    bookkeeping (what is away, released, prefetched), driven by `drive`."""
+
+    def __init__(self, net, x, timed, chain, bandwidth=None, mode=None, tracker=None, free="model",
+                 input_grad=None, amp=None):
+        n = len(net.modules)
+        if len(chain) != n:
+            raise ScheduleError(f"the chain has {len(chain)} stages (loss included) but the model has {n}")
+        check_timed(timed, n)
+        self.beta = bandwidth or timed.bandwidth
+        if not self.beta or self.beta <= 0:
+            raise ScheduleError("no bandwidth: give --bandwidth (the schedule file does not say it)")
+        self.device = x.device
+        if mode is None:
+            mode = "cuda" if self.device.type == "cuda" else "functional"
+        if mode == "cuda" and self.device.type != "cuda":
+            raise ScheduleError("mode cuda needs the model and input on a CUDA device")
+        self.mode, self.n, self.x, self.timed, self.chain, self.tracker = mode, n, x, timed, chain, tracker
+        self.ex = Executor(net, x, free=free, tracker=tracker, capture=True, input_grad=input_grad, amp=amp)
+        self.link = _Link(mode, self.device, tracker)
+        self.times, self.log = [], []
+
+    def result(self, total):
+        ex = self.ex
+        if ex.t != 0:
+            raise ExecutionError(f"the schedule ended before δ^0 (current gradient δ^{ex.t})")
+        res = OffloadResult(delta0=ex.delta, loss=ex.loss, forwards=ex.fw.counts, op_times=self.times, time=total,
+                            transfers=self.log, host_peak=self.link.host_peak)
+        if self.tracker is not None:
+            res.steps, res.peak, res.peak_step = self.tracker.steps, self.tracker.peak, self.tracker.peak_step
+        return res
+
+    def drive(self, user_loss=False):
+        """Run the schedule (a generator). With user_loss, F_{L+1} and B_{L+1} (001's F_L, B_L:
+        the loss stage) are the caller's: the generator yields a^L at F_{L+1} and expects δ^L back.
+        The transfers that start while the loss runs are issued around it: offloads before it
+        (they only copy; the device memory is released no later than the schedule says), the
+        others after it (a prefetch reserves memory: later holds less)."""
+        ex, link, timed, chain, beta, tracker, x = self.ex, self.link, self.timed, self.chain, self.beta, \
+            self.tracker, self.x
+        mode, device, n = self.mode, self.device, self.n
+        times, log = self.times, self.log
+
+        def size(j):
+            return chain.a0 if j == 0 else chain.stage(j).abar
+
+        def dur(o):
+            st = chain.stage(o.index + 1)
+            return st.ub if o.backward else st.uf
+
+        pending = sorted(timed.transfers, key=lambda t: t.start)
+        off_end, pre_end = {}, {}
+        released, out = set(), set()  # x_j released from the device; x_j away (offloaded, not back)
+        reader_end = {}  # j -> end time of F_j (the operation reading x_j), once it has run
+
+        def storages(j):
+            if j == 0:
+                return [x.untyped_storage()]
+            if j not in ex.tapes:
+                raise ExecutionError(f"x_{j} (ā^{j}) is not on the device to offload")
+            return ex.tapes[j]
+
+        def release_due(now):
+            """Release every x_j whose offload and reader F_j have both ended by `now` (001 (E))."""
+            for j in sorted(out - released):
+                if j in off_end and off_end[j] <= now + EPS and j in reader_end and reader_end[j] <= now + EPS:
+                    link.release(j)
+                    released.add(j)
+
+        def issue(t, k):
+            j = t.index
+            release_due(t.start)
+            if t.kind == "offload":
+                if j > 0 and j not in ex.tapes:
+                    raise ExecutionError(f"offload of x_{j} at {t.start:.6g} s: F_{j - 1} has not produced it")
+                sts = storages(j)
+                link.offload(j, sts)
+                off_end[j] = t.start + size(j) / beta
+                out.add(j)
+                log.append((t.kind, j, sum(st.nbytes() for st in sts), k + 1))
+                del sts  # the executor's tape is the only owner: B_j must free it
+            else:
+                if j not in released:
+                    raise ExecutionError(f"prefetch of x_{j} at {t.start:.6g} s: x_{j} has not left the device")
+                log.append((t.kind, j, sum(e[2] for e in link.host[j]), k + 1))
+                link.prefetch(j)
+                pre_end[j] = t.start + size(j) / beta
+                out.discard(j)
+                released.discard(j)
+
+        def until(end):
+            while pending and pending[0].start < end - EPS:
+                yield pending.pop(0)
+
         for k, o in enumerate(timed.ops):
             now = o.start
             release_due(now)
             l = o.index + 1
             label = f"{k + 1} {o}"
+            loss = user_loss and l == n
+            if loss and o.backward:
+                continue  # the caller's backward of the loss ran it
             if tracker is not None:
-                tracker.step(label)
+                tracker.step(label + (" (loss)" if loss else ""))
             need = [o.index, o.index + 1] if o.backward else [o.index]
             for j in need:
                 if j in out:
@@ -309,6 +378,20 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
                     # in flight only reads too: waiting for it would put the compute behind the
                     # link, where 001 overlaps the offload of x_j with F_j.
                     link.wait(j)
+            if loss:
+                # F_{L+1}: what starts before B_L goes around the caller's loss (see above).
+                nxt = timed.ops[k + 2].start if k + 2 < len(timed.ops) else float("inf")
+                during = list(until(nxt))
+                for t in during:
+                    if t.kind == "offload":
+                        issue(t, k)
+                delta = yield ex.loss_input()
+                ex.loss_done(delta)
+                reader_end[o.index] = o.start + dur(o)
+                for t in during:
+                    if t.kind != "offload":
+                        issue(t, k)
+                continue
             t0 = time.perf_counter()
             if o.backward:
                 ex.backward(l, label)
@@ -318,40 +401,8 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
             if device.type != "cuda":  # a synchronize would also wait for the side stream's copies
                 times.append(time.perf_counter() - t0)
             nxt = timed.ops[k + 1].start if k + 1 < len(timed.ops) else float("inf")
-            while pending and pending[0].start < nxt - EPS:
-                t = pending.pop(0)
-                j = t.index
-                release_due(t.start)
-                if t.kind == "offload":
-                    if j > 0 and j not in ex.tapes:
-                        raise ExecutionError(f"offload of x_{j} at {t.start:.6g} s: F_{j - 1} has not produced it")
-                    sts = storages(j)
-                    link.offload(j, sts)
-                    off_end[j] = t.start + size(j) / beta
-                    out.add(j)
-                    log.append((t.kind, j, sum(st.nbytes() for st in sts), k + 1))
-                    del sts  # the executor's tape is the only owner: B_j must free it
-                else:
-                    if j not in released:
-                        raise ExecutionError(f"prefetch of x_{j} at {t.start:.6g} s: x_{j} has not left the device")
-                    log.append((t.kind, j, sum(e[2] for e in link.host[j]), k + 1))
-                    link.prefetch(j)
-                    pre_end[j] = t.start + size(j) / beta
-                    out.discard(j)
-                    released.discard(j)
-
-    try:
-        total = timed_iteration(net, x, tracker, run)
-    except BaseException:
-        link.restore()  # a^0 may be on the host
-        raise
-    if ex.t != 0:
-        raise ExecutionError(f"the schedule ended before δ^0 (current gradient δ^{ex.t})")
-    res = OffloadResult(delta0=ex.delta, loss=ex.loss, forwards=ex.fw.counts, op_times=times, time=total,
-                        transfers=log, host_peak=link.host_peak)
-    if tracker is not None:
-        res.steps, res.peak, res.peak_step = tracker.steps, tracker.peak, tracker.peak_step
-    return res
+            for t in until(nxt):
+                issue(t, k)
 
 
 def as_sequence(n):

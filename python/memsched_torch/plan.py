@@ -48,6 +48,36 @@ def choose(cert, bandwidth, lever_only=None):
     return best
 
 
+def best_schedule(path, budget, bandwidth, lever_only=None, time_limit=None, exe=None, store_all_peak=None):
+    """Ask `memsched certify` for every verified strategy under budget on the chain file at path,
+    take the fastest (choose), and fetch its schedule from the command of its lever: `memsched
+    remat --algo NAME` (`--slots exact` when certify's row was exact), `memsched offload-act
+    --algo NAME`, or `memsched remat-offload --algo NAME` (its own run at default slots, which the
+    executor's replay of verify/combined checks before anything runs). Returns (lever, certify's
+    row, certify's lever report, the command's JSON). Raises ScheduleError when nothing fits."""
+    lever_only = None if lever_only in (None, "auto") else lever_only
+    if lever_only in ("act-offload", "remat-offload") and not bandwidth:
+        raise ScheduleError(f"--lever {lever_only} needs --bandwidth (the GPU–CPU link rate, e.g. 12GB/s)")
+    cert = binary.certify(path, budget, bandwidth=bandwidth, time_limit=time_limit, binary=exe)
+    pick = choose(cert, bandwidth, lever_only)
+    if pick is None and lever_only is not None:
+        raise ScheduleError(f"--lever {lever_only}: no verified schedule of this lever fits {fmt_bytes(budget)} "
+                            f"({budget} B)")
+    if pick is None:
+        lo = binary.run_json("info", "--chain", path, binary=exe).get("min_budget")
+        least = f"the smallest feasible budget is {fmt_bytes(lo)} ({lo} B), " if lo else ""
+        sa = f"the store-all peak {fmt_bytes(store_all_peak)} ({store_all_peak} B)" if store_all_peak else ""
+        raise ScheduleError(f"no schedule fits {fmt_bytes(budget)} ({budget} B): {least}{sa}".rstrip(", "))
+    lever, row, rep = pick
+    if lever == "remat":
+        out = binary.remat(path, budget, algo=row["strategy"], exact="exact" in (row.get("note") or ""), binary=exe)
+    elif lever == "remat-offload":
+        out = binary.remat_offload(path, budget, bandwidth, algo=row["strategy"], binary=exe)
+    else:
+        out = binary.offload_act(path, budget, bandwidth, algo=row["strategy"], binary=exe)
+    return lever, row, rep, out
+
+
 def run_plan(args):
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
@@ -81,23 +111,9 @@ def run_plan(args):
     try:
         with open(path, "w") as f:
             json.dump(chain.to_json(), f, indent=2)
-        cert = binary.certify(path, budget, bandwidth=args.bandwidth, time_limit=args.time_limit, binary=exe)
-        lever_only = getattr(args, "lever", None)
-        if lever_only in ("act-offload", "remat-offload") and not args.bandwidth:
-            raise ScheduleError(f"--lever {lever_only} needs --bandwidth (the GPU–CPU link rate, e.g. 12GB/s)")
-        pick = choose(cert, args.bandwidth, lever_only)
-        if pick is None and lever_only not in (None, "auto"):
-            raise ScheduleError(f"--lever {lever_only}: no verified schedule of this lever fits {fmt_bytes(budget)} "
-                                f"({budget} B)")
-        if pick is None:
-            lo = binary.run_json("info", "--chain", path, binary=exe).get("min_budget")
-            least = f"the smallest feasible budget is {fmt_bytes(lo)} ({lo} B), " if lo else ""
-            raise ScheduleError(f"no schedule fits {fmt_bytes(budget)} ({budget} B): {least}the store-all peak "
-                                f"{fmt_bytes(sa.peak)} ({sa.peak} B)")
-        lever, row, rep = pick
+        lever, row, rep, out = best_schedule(path, budget, args.bandwidth, getattr(args, "lever", None),
+                                             args.time_limit, exe, store_all_peak=sa.peak)
         if lever == "remat":
-            out = binary.remat(path, budget, algo=row["strategy"], exact="exact" in (row.get("note") or ""),
-                               binary=exe)
             ops = parse_sequence(json.dumps(out), source="memsched remat")
             m = measure_remat(net, x, chain, ops, runs=args.runs, free=args.free,
                               predicted_peak=out["peak_memory"], predicted_time=out["makespan"])
@@ -105,9 +121,6 @@ def run_plan(args):
         elif lever == "remat-offload":
             from . import combined
 
-            # The command's own run of the strategy (default slots): its schedule, checked by the
-            # executor's replay of verify/combined before anything runs.
-            out = binary.remat_offload(path, budget, args.bandwidth, algo=row["strategy"], binary=exe)
             sched = combined.parse_combined(json.dumps(out), source="memsched remat-offload", algo=row["strategy"])
             m = measure_combined(net, x, chain, sched, bandwidth=out["bandwidth"], budget=budget, runs=args.runs)
             res = out["results"][0]
@@ -115,7 +128,6 @@ def run_plan(args):
                         "offloaded_bytes": res.get("offloaded_bytes", 0),
                         "mode": "cuda" if device.type == "cuda" else "functional"}
         else:
-            out = binary.offload_act(path, budget, args.bandwidth, algo=row["strategy"], binary=exe)
             timed = offload.parse_timed(json.dumps(out), source="memsched offload-act")
             m = measure_offload(net, x, chain, timed, runs=args.runs)
             schedule = {"lever": "act-offload", "strategy": row["strategy"], "offloaded": out.get("offloaded", []),

@@ -32,6 +32,7 @@ import time
 
 import torch
 
+from .remat import amp_context
 from .schedule import Chain, Stage
 from .tracker import AllocatorTracker, StorageTracker
 
@@ -49,18 +50,18 @@ def _needs_grad(x):
     return x.is_floating_point() or x.is_complex()
 
 
-def _leaf(x):
+def _leaf(x, grad=True):
     xi = x.detach()
-    if _needs_grad(x):
+    if grad and _needs_grad(x):
         xi.requires_grad_(True)
     return xi
 
 
-def time_stage(mod, x, runs, device):
+def time_stage(mod, x, runs, device, grad=True, amp=None):
     """Median times of the forward without autograd and of the backward (after F_all)."""
     fwd, bwd = [], []
     for r in range(runs + 1):  # run 0 warms up (lazy initialisation, the autograd engine)
-        with torch.no_grad():
+        with torch.no_grad(), amp_context(amp):
             _sync(device)
             t0 = time.perf_counter()
             y = mod(x)
@@ -68,8 +69,9 @@ def time_stage(mod, x, runs, device):
             if r:
                 fwd.append(time.perf_counter() - t0)
             del y
-        xi = _leaf(x)
-        y = mod(xi)
+        xi = _leaf(x, grad)
+        with amp_context(amp):
+            y = mod(xi)
         g = torch.ones_like(y)
         _sync(device)
         t0 = time.perf_counter()
@@ -82,9 +84,11 @@ def time_stage(mod, x, runs, device):
     return statistics.median(fwd), statistics.median(bwd)
 
 
-def memory_stage(mod, x, device):
+def memory_stage(mod, x, device, grad=True, amp=None):
     """Sizes and overheads of one stage on input x (see the module comment). Returns the stage
-    fields and the output (detached), from the F_all run."""
+    fields and the output (detached), from the F_all run. grad=False: the input gets no
+    gradient (the first stage of a batch that does not require one); amp: the autocast state
+    (remat.amp_state) the stage runs under."""
     cuda = device.type == "cuda"
     params = [p for p in mod.parameters()]
     for p in params:
@@ -100,7 +104,7 @@ def memory_stage(mod, x, device):
             torch.cuda.synchronize(device)
             torch.cuda.reset_peak_memory_stats(device)
             m0 = torch.cuda.memory_allocated(device)
-        with torch.no_grad():
+        with torch.no_grad(), amp_context(amp):
             y = mod(x)
         a = storage_bytes(y)
         of_plain = tr.peak - base - a
@@ -109,13 +113,14 @@ def memory_stage(mod, x, device):
             alloc["of"] = torch.cuda.max_memory_allocated(device) - m0 - a
         del y
         # F_all.
-        xi = _leaf(x)
+        xi = _leaf(x, grad)
         base = tr.current
         tr.reset_peak()
         if cuda:
             torch.cuda.reset_peak_memory_stats(device)
             m0 = torch.cuda.memory_allocated(device)
-        y = mod(xi)
+        with amp_context(amp):
+            y = mod(xi)
         abar = tr.current - base
         of_all = tr.peak - base - abar
         if cuda:
@@ -147,17 +152,21 @@ def memory_stage(mod, x, device):
     return st, out
 
 
-def profile_net(net, x, runs=3):
+def profile_net(net, x, runs=3, input_grad=None, amp=None):
     """Profile every stage of net on input x; returns a schedule.Chain (bytes, seconds). The
-    net's buffers (BatchNorm running statistics) and gradients are as before afterwards."""
+    net's buffers (BatchNorm running statistics) and gradients are as before afterwards.
+    input_grad: whether the first stage computes δ^0 (default: for a floating input); amp: the
+    autocast state (remat.amp_state) every stage runs under."""
     device = x.device
+    grad0 = _needs_grad(x) if input_grad is None else bool(input_grad) and _needs_grad(x)
     state = net.state()
     stages = []
     cur = x
     try:
-        for name, mod in zip(net.names, net.modules):
-            uf, ub = time_stage(mod, cur, runs, device)
-            st, out = memory_stage(mod, cur, device)
+        for l, (name, mod) in enumerate(zip(net.names, net.modules), 1):
+            grad = grad0 or l > 1
+            uf, ub = time_stage(mod, cur, runs, device, grad, amp)
+            st, out = memory_stage(mod, cur, device, grad, amp)
             stages.append(Stage(name=name, uf=uf, ub=ub, **st))
             cur = out
     finally:
@@ -167,7 +176,7 @@ def profile_net(net, x, runs=3):
     loss.a = loss.delta = 0  # the loss stage's output is a scalar; δ^{L+1} counts as 0
     loss.abar = max(loss.abar, 0)
     a0 = storage_bytes(x)
-    return Chain(name="", a0=a0, delta0=a0 if _needs_grad(x) else 0, stages=stages)
+    return Chain(name="", a0=a0, delta0=a0 if grad0 else 0, stages=stages)
 
 
 def describe(net, batch, device):

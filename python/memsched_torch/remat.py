@@ -65,13 +65,35 @@ def set_rng(state, device):
         torch.cuda.set_rng_state(state[1], device)
 
 
-class _Forwarder:
-    """Calls a stage's forward, counting calls, with RNG and buffers made replayable."""
+def amp_state(device):
+    """The autocast state a forward runs under on `device` (None when autocast is off there):
+    what a recomputation must run under to compute what the first forward computed."""
+    kind = torch.device(device).type
+    if not torch.is_autocast_enabled(kind):
+        return None
+    return {"device_type": kind, "dtype": torch.get_autocast_dtype(kind)}
 
-    def __init__(self, modules, device, tracker=None):
+
+def amp_context(amp):
+    """torch.autocast for an amp_state (a null context for None), with its weight-cast cache off:
+    a cast cached by one stage's forward would live until the caller's autocast region ends,
+    memory no chain stage accounts for; a cast made again has the same bits."""
+    import contextlib
+
+    if amp is None:
+        return contextlib.nullcontext()
+    return torch.autocast(amp["device_type"], dtype=amp["dtype"], cache_enabled=False)
+
+
+class _Forwarder:
+    """Calls a stage's forward, counting calls, with RNG and buffers made replayable (and the
+    autocast state of the iteration, `amp`, around every call)."""
+
+    def __init__(self, modules, device, tracker=None, amp=None):
         self.modules = modules
         self.device = device
         self.tracker = tracker
+        self.amp = amp
         self.counts = [0] * (len(modules) + 1)
         self.rng = {}
         self.snaps = {}
@@ -109,7 +131,7 @@ class _Forwarder:
                     for b, s in zip(*self.snaps[l]):
                         s.copy_(b)
         try:
-            with torch.set_grad_enabled(grad):
+            with torch.set_grad_enabled(grad), amp_context(self.amp):
                 y = mod(x)
         finally:
             if not first:
@@ -216,7 +238,7 @@ class Executor:
     storages of ā^ℓ (the tensors its graph saved and its output, the input's and parameters'
     storages excepted) in `tapes[ℓ]`."""
 
-    def __init__(self, net, x, free="model", tracker=None, capture=False):
+    def __init__(self, net, x, free="model", tracker=None, capture=False, input_grad=None, amp=None):
         if free not in ("model", "eager"):
             raise ValueError(f"free={free!r}: want model or eager")
         self.net = net
@@ -225,7 +247,10 @@ class Executor:
         self.x = x
         self.device = x.device
         self.free = free
-        self.fw = _Forwarder(self.modules, self.device, tracker)
+        # δ^0 is computed for a floating input unless input_grad says otherwise (Scheduled: only
+        # when the caller's input requires grad, as in plain training)
+        self.input_grad = _needs_grad(x) if input_grad is None else bool(input_grad) and _needs_grad(x)
+        self.fw = _Forwarder(self.modules, self.device, tracker, amp)
         self.plain = {0: x}  # ℓ -> a^ℓ
         self.full = {}  # ℓ -> (leaf input, output)
         self.tapes = {}  # ℓ -> [UntypedStorage] of ā^ℓ (capture=True)
@@ -245,7 +270,7 @@ class Executor:
         xin = self.input_of(l, where)
         if kind == "Fall":
             xi = xin.detach()
-            if _needs_grad(xin) and (l > 1 or _needs_grad(self.x)):
+            if _needs_grad(xin) and (l > 1 or self.input_grad):
                 xi.requires_grad_(True)
             if self.capture:
                 with _NewStorages() as new:
@@ -298,6 +323,60 @@ class Executor:
         else:
             self.forward(op.stage, op.kind, where)
 
+    def loss_input(self):
+        """a^L, the input of the loss stage L+1, as the caller's loss receives it (Scheduled: the
+        loss is the caller's, computed between the two phases of the iteration)."""
+        return self.input_of(self.n, f"F_all^{self.n} (the caller's loss)")
+
+    def loss_done(self, delta):
+        """The caller's loss ran F_all^{L+1} and B^{L+1}: δ^L is `delta` (autograd's gradient of
+        a^L); what B^{L+1} frees is freed (a plain a^L)."""
+        self.plain.pop(self.n - 1, None)
+        self.delta, self.t = delta, self.n - 1
+
+
+def user_loss_sequence(ops, n):
+    """The sequence split at the caller's loss (stage n = L+1): the operations before the first
+    B, then F_all^{L+1} (the loss point), then the rest without B^{L+1}. memsched's sequences put
+    F_all^{L+1} right before B^{L+1}; another forward between them is moved before the loss (it
+    does not depend on it, and memory then holds less, never more, while the loss runs).
+    Returns (ops with F_all^{L+1} at the loss point and B^{L+1} right after it, index of the
+    loss point). Raises ScheduleError for a sequence that forwards the loss other than once with
+    F_all, or whose first B is not B^{L+1}."""
+    first_b = next((i for i, o in enumerate(ops) if o.kind == "B"), None)
+    if first_b is None or ops[first_b].stage != n:
+        raise ScheduleError(f"the sequence's first backward is not B^{n} (the loss)")
+    fl = [i for i, o in enumerate(ops) if o.stage == n and o.kind != "B"]
+    if len(fl) != 1 or ops[fl[0]].kind != "Fall" or fl[0] > first_b:
+        raise ScheduleError(f"the sequence forwards the loss stage {n} {len(fl)} times (want one F_all^{n} "
+                            f"before B^{n})")
+    before = [o for i, o in enumerate(ops[:first_b]) if i != fl[0]]
+    after = [o for o in ops[first_b + 1:]]
+    if any(o.stage == n for o in after):
+        raise ScheduleError(f"the sequence uses the loss stage {n} after B^{n}")
+    return before + [ops[fl[0]], ops[first_b]] + after, len(before)
+
+
+def drive(ex, ops, tracker=None, times=None, loss_at=None):
+    """Run ops on ex, one at a time (a generator). With loss_at (user_loss_sequence's index), the
+    operation there, F_all^{L+1}, is the caller's: the generator yields a^L and expects δ^L to be
+    sent back, and skips B^{L+1} (the next operation); otherwise it runs every operation and
+    never yields."""
+    cuda = ex.device.type == "cuda"
+    for i, op in enumerate(ops):
+        if loss_at is not None and i == loss_at + 1:
+            continue  # B^{L+1}: the caller's backward ran it
+        if tracker is not None:
+            tracker.step(f"{i + 1} {op}" + (" (loss)" if i == loss_at else ""))
+        if i == loss_at:
+            delta = yield ex.loss_input()
+            ex.loss_done(delta)
+            continue
+        t0 = time.perf_counter()
+        ex.apply(i, op)
+        if times is not None and not cuda:  # on a GPU a per-operation synchronize would distort the total
+            times.append(time.perf_counter() - t0)
+
 
 def check_sequence(net, ops, chain=None, budget=None):
     """Refuse, before anything runs, a sequence that does not fit the chain or the budget."""
@@ -326,17 +405,11 @@ def execute(net, x, ops, chain=None, budget=None, free="model", tracker=None):
     """
     check_sequence(net, ops, chain, budget)
     ex = Executor(net, x, free=free, tracker=tracker)
-    device = x.device
     times = []
 
     def run_ops():
-        for i, op in enumerate(ops):
-            if tracker is not None:
-                tracker.step(f"{i + 1} {op}")
-            t0 = time.perf_counter()
-            ex.apply(i, op)
-            if device.type != "cuda":  # on a GPU a per-operation synchronize would distort the total
-                times.append(time.perf_counter() - t0)
+        for _ in drive(ex, ops, tracker, times):
+            pass
 
     total = timed_iteration(net, x, tracker, run_ops)
     if ex.t != 0:

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 KINDS = ("Fall", "Fck", "Fn", "B")
-_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15,
+          "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
 _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 
 
@@ -281,6 +281,25 @@ def parse_size(text):
     if not m or (m.group(2) and m.group(2) not in _UNITS):
         raise ScheduleError(f"size {text!r}: want a number with a unit B, KB, MB, GB, KiB, MiB or GiB")
     return int(round(float(m.group(1)) * _UNITS.get(m.group(2) or "B")))
+
+
+_RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)(/s)?\s*$")
+
+
+def parse_rate(text, flag="--bandwidth"):
+    """'12GB/s', '16GiB/s', '1e9' (bytes/s) -> float bytes/s, within memsched's 1 B/s to 1 PB/s
+    (instances.ParseRate: below or above is a typo or a unit mistake)."""
+    m = _RATE.match(str(text))
+    unit = (m.group(2) or "B") if m else None
+    if not m or unit not in _UNITS or (m.group(2) and not m.group(3)):
+        raise ScheduleError(f"{flag} {text!r}: want a rate such as 12GB/s (B/s, KB/s, MB/s, GB/s, TB/s, PB/s or "
+                            "KiB/s … PiB/s)")
+    r = float(m.group(1)) * _UNITS[unit]
+    if not r > 0 or r == float("inf"):
+        raise ScheduleError(f"{flag} {text!r}: want a positive rate")
+    if not 1 <= r <= 1e15:
+        raise ScheduleError(f"{flag} {text!r} is outside 1 B/s to 1 PB/s")
+    return r
 
 
 def fmt_bytes(n):
