@@ -5,6 +5,7 @@ Commands:
   run      execute a given remat sequence, activation-offloading schedule or combined
            remat + offloading schedule (memsched remat-offload) for one iteration
   plan     profile, ask memsched certify for the best schedule under a budget, execute, compare
+  train    train N iterations through memsched_torch.Scheduled beside plain training (bitwise)
 
 Examples:
   python -m memsched_torch profile --model resnet18 --batch 8 --image 224 -o r18.json
@@ -278,6 +279,10 @@ def main(argv=None):
     p.add_argument("--json", action="store_true",
                    help="JSON: predicted_peak, measured_peak, predicted_time, measured_time, grads_match, schedule, …")
     p.set_defaults(fn=cmd_plan)
+
+    from . import train
+
+    train.add_parser(sub)
 
     args = ap.parse_args(argv)
     from .binary import BinaryError

@@ -227,13 +227,15 @@ class _Run:
         if isinstance(tr, _IterationTracker):
             # The mode stays on the stack, stopped (see _IterationTracker).
             peak, step = tr.peak, tr.peak_step
+            self.steps = tr.steps
             tr.stop()
             self.owner._pending_pop.append(tr)
         else:
             tr.__exit__(None, None, None)
             peak, step = tr.peak, tr.peak_step
+            self.steps = tr.steps
         if not failed:
-            self.owner._measured(self.plan, peak, step, time.perf_counter() - self.t0)
+            self.owner._measured(self.plan, peak, step, time.perf_counter() - self.t0, self.steps)
 
 
 class _Phase(torch.autograd.Function):
@@ -279,10 +281,14 @@ class Scheduled(nn.Module):
     max_replans: re-plans after a measured peak above the budget, at most.
     cache: True (the default folder, cache.default_dir), a folder, or False.
     time_limit: memsched certify's time limit (seconds).
+    profile_hook: a function called with the profiled chain (schedule.Chain) before it is planned,
+        which may change it in place: experiments and tests (fixed times, so that schedules do not
+        depend on the machine's load; a prediction made wrong on purpose).
     """
 
     def __init__(self, model, sample_input=None, budget=None, *, bandwidth=None, lever="auto", loss_fn=None,
-                 sample_target=None, measure=2, max_replans=3, cache=True, time_limit=None, runs=3, memsched=None):
+                 sample_target=None, measure=2, max_replans=3, cache=True, time_limit=None, runs=3, memsched=None,
+                 profile_hook=None):
         super().__init__()
         if lever not in LEVERS:
             raise ScheduleError(f"lever {lever!r}: want one of {', '.join(LEVERS)}")
@@ -298,7 +304,7 @@ class Scheduled(nn.Module):
         self._modules = model._modules
         opts = dict(label=label, stages=stages, model=model, bandwidth=rate, lever=lever, loss_fn=loss_fn,
                     sample_target=sample_target, measure=measure, max_replans=max_replans, time_limit=time_limit,
-                    runs=runs, memsched=memsched,
+                    runs=runs, memsched=memsched, profile_hook=profile_hook,
                     cache=None if cache is False else _cache.PlanCache(None if cache is True else cache))
         object.__setattr__(self, "_o", opts)
         object.__setattr__(self, "_plans", {})
@@ -376,7 +382,8 @@ class Scheduled(nn.Module):
         fields = {"structure": cache.structure(net.stages, loss), "input": [list(x.shape), str(x.dtype), x.requires_grad],
                   "amp": None if amp is None else str(amp["dtype"]), "training": self.training,
                   "budget": list(self._budget), "bandwidth": o["bandwidth"], "lever": o["lever"], "device": device,
-                  "torch": torch.__version__, "memsched": binary.version(self._exe()).get("version")}
+                  "torch": torch.__version__, "memsched": binary.version(self._exe()).get("version"),
+                  "profile_hook": None if o["profile_hook"] is None else repr(o["profile_hook"])}
         return cache.key(fields)
 
     def _exe(self):
@@ -414,7 +421,9 @@ class Scheduled(nn.Module):
                 pass  # a stale or foreign entry: profile again
         chain = profile_net(net, x, runs=o["runs"], input_grad=x.requires_grad, amp=amp)
         chain.name = f"memsched_torch.Scheduled {o['label']} input {tuple(x.shape)} {x.dtype}"
-        sa = simulate(chain, offload.as_sequence(len(chain))).peak
+        if o["profile_hook"] is not None:
+            o["profile_hook"](chain)
+        sa = held_peak(chain, offload.as_sequence(len(chain)))
         kind, val = self._budget
         budget = val if kind == "bytes" else int(val * sa)
         plan = self._ask(chain, net, budget, budget, amp, x, sa)
@@ -428,7 +437,7 @@ class Scheduled(nn.Module):
         fd, path = tempfile.mkstemp(suffix=".json", prefix="memsched-chain-")
         try:
             with os.fdopen(fd, "w") as f:
-                json.dump(chain.to_json(), f)
+                json.dump(planning_chain(chain).to_json(), f)
             lever, row, _, out = best_schedule(path, budget, _rate_text(o["bandwidth"]), o["lever"], o["time_limit"],
                                                self._exe(), store_all_peak=sa)
         finally:
@@ -445,18 +454,22 @@ class Scheduled(nn.Module):
         if lever == "remat":
             ops = parse_sequence(json.dumps(out), source="memsched remat")
             plan.ops, plan.loss_at = remat.user_loss_sequence(ops, n)
-            sim = simulate(chain, plan.ops)
-            plan.predicted_peak, plan.predicted_time = sim.peak, sim.makespan
+            plan.predicted_peak = held_peak(chain, plan.ops)
+            plan.predicted_time = simulate(chain, plan.ops).makespan
         elif lever == "act-offload":
             plan.timed = offload.parse_timed(json.dumps(out), source="memsched offload-act")
             offload.check_timed(plan.timed, n)
             plan.bandwidth = plan.bandwidth or plan.timed.bandwidth
+            # 001's peak on the planning chain: no Python replay of 001's timing (conservative in
+            # the forward phase by what the caller holds, see planning_chain)
             plan.predicted_peak, plan.predicted_time = plan.timed.peak, plan.timed.makespan
         elif lever == "remat-offload":
             plan.combined = combined.parse_combined(json.dumps(out), source="memsched remat-offload", algo=strategy)
             plan.bandwidth = plan.bandwidth or out.get("bandwidth")
-            plan.replay = combined.check_combined(plan.combined, chain, n=n, bandwidth=plan.bandwidth, budget=budget)
-            plan.predicted_peak, plan.predicted_time = plan.replay.peak, float(plan.replay.makespan)
+            combined.check_combined(plan.combined, planning_chain(chain), n=n, bandwidth=plan.bandwidth, budget=budget)
+            plan.replay = combined.check_combined(plan.combined, chain, n=n, bandwidth=plan.bandwidth)
+            plan.predicted_peak = held_replay_peak(chain, plan.combined, plan.replay)
+            plan.predicted_time = float(plan.replay.makespan)
         else:
             raise ScheduleError(f"unknown lever {lever!r}")
         if plan.predicted_peak > budget:
@@ -506,10 +519,11 @@ class Scheduled(nn.Module):
                 plan._replan = False
                 self._replan(plan)
 
-    def _measured(self, plan, peak, step, seconds):
+    def _measured(self, plan, peak, step, seconds, steps):
         plan.measured.append(peak)
         rec = {"lever": plan.lever, "strategy": plan.strategy, "budget": plan.user_budget,
-               "predicted_peak": plan.predicted_peak, "measured_peak": peak, "peak_step": step, "seconds": seconds}
+               "predicted_peak": plan.predicted_peak, "measured_peak": peak, "peak_step": step, "seconds": seconds,
+               "steps": steps}
         self._iterations.append(rec)
         plan.history.append(f"measured {fmt_bytes(peak)} ({peak} B) at step {step}, predicted "
                             f"{fmt_bytes(plan.predicted_peak)}")
@@ -567,6 +581,58 @@ class Scheduled(nn.Module):
                            "predicted_time": p.predicted_time, "measured_peaks": list(p.measured),
                            "replans": p.replans, "from_cache": p.from_cache, "history": list(p.history)}
                           for p in self._plans.values()]}
+
+
+def held(chain):
+    """Bytes the caller's side keeps from the end of B^L to the end of the backward, which 004's
+    model frees at B^L: a^L (the module's output, which the caller's `out = net(x)` holds; plain
+    training holds it too) and δ^L (autograd holds the gradient it passes to the Function's
+    backward until that returns)."""
+    st = chain.stage(len(chain) - 1)
+    return st.a + st.delta
+
+
+def planning_chain(chain):
+    """The chain memsched plans on: what the caller holds (held) added to the overheads of every
+    operation of the stages before L (o_f for the recomputations after B^L, o_b for the
+    backwards): a schedule that fits it fits the iteration (conservative in the forward phase,
+    where a^L does not exist yet)."""
+    import copy
+
+    h = held(chain)
+    out = copy.deepcopy(chain)
+    for st in out.stages[:-2]:
+        st.of += h
+        st.ob += h
+    return out
+
+
+def held_peak(chain, ops):
+    """The peak of a remat sequence (the caller's loss in it) on the profile, exactly: 004's
+    replay, with held(chain) added after B^L."""
+    sim = simulate(chain, ops)
+    L = len(chain) - 1
+    h = held(chain)
+    done, peak = False, 0
+    for op, m in zip(ops, sim.memory):
+        peak = max(peak, m + (h if done else 0))
+        done = done or (op.kind == "B" and op.stage == L)
+    return max(peak, sim.peak)
+
+
+def held_replay_peak(chain, sched, rep):
+    """The same for a combined schedule: its replay's memory after every event, held(chain) added
+    from the end of B^L on."""
+    L = len(chain) - 1
+    h = held(chain)
+    done, peak = False, rep.peak
+    for ev in rep.events:
+        if ev.kind == "op-end" and sched.ops[ev.id].op.kind == "B" and sched.ops[ev.id].op.stage == L:
+            done = True
+            continue
+        if done:
+            peak = max(peak, ev.memory + h)
+    return peak
 
 
 class _Sig:
