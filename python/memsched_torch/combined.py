@@ -468,7 +468,7 @@ class CombinedIteration:
     link, driven by `drive`."""
 
     def __init__(self, net, x, sched, chain, bandwidth=None, budget=None, mode=None, tracker=None, free="model",
-                 input_grad=None, amp=None, rep=None):
+                 input_grad=None, amp=None, rep=None, keep_input=False):
         self.rep = rep or check_combined(sched, chain, n=len(net.modules), bandwidth=bandwidth, budget=budget)
         self.device = x.device
         if mode is None:
@@ -479,6 +479,7 @@ class CombinedIteration:
         self.ex = Executor(net, x, free=free, tracker=tracker, capture=True, input_grad=input_grad, amp=amp)
         self.link = _Link(mode, self.device, tracker)
         self.times, self.log = [], []
+        self.keep_input = keep_input  # a^0 is the caller's: its transfers are skipped
 
     def result(self, total):
         ex, rep = self.ex, self.rep
@@ -515,6 +516,9 @@ class CombinedIteration:
             return [ex.plain[l].untyped_storage()]
 
         def run_event(ev):
+            if ev.kind in ("transfer-start", "release") and self.keep_input and \
+                    sched.transfers[ev.id].tensor == (0, False):
+                return
             if ev.kind == "transfer-start":
                 tr = sched.transfers[ev.id]
                 where = f"transfer {ev.id + 1} ({tr})"

@@ -266,7 +266,7 @@ class OffloadIteration:
     bookkeeping (what is away, released, prefetched), driven by `drive`."""
 
     def __init__(self, net, x, timed, chain, bandwidth=None, mode=None, tracker=None, free="model",
-                 input_grad=None, amp=None):
+                 input_grad=None, amp=None, keep_input=False):
         n = len(net.modules)
         if len(chain) != n:
             raise ScheduleError(f"the chain has {len(chain)} stages (loss included) but the model has {n}")
@@ -283,6 +283,7 @@ class OffloadIteration:
         self.ex = Executor(net, x, free=free, tracker=tracker, capture=True, input_grad=input_grad, amp=amp)
         self.link = _Link(mode, self.device, tracker)
         self.times, self.log = [], []
+        self.keep_input = keep_input  # x_0 = a^0 is the caller's: its transfers are skipped
 
     def result(self, total):
         ex = self.ex
@@ -334,6 +335,8 @@ class OffloadIteration:
         def issue(t, k):
             j = t.index
             release_due(t.start)
+            if j == 0 and self.keep_input:
+                return
             if t.kind == "offload":
                 if j > 0 and j not in ex.tapes:
                     raise ExecutionError(f"offload of x_{j} at {t.start:.6g} s: F_{j - 1} has not produced it")

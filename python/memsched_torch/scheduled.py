@@ -172,11 +172,12 @@ class _Run:
             self.gen = remat.drive(self.ex, plan.ops, self.tracker, None, loss_at=plan.loss_at)
             self.link = None
         elif plan.lever == "act-offload":
-            it = offload.OffloadIteration(plan.net, x, plan.timed, plan.chain, bandwidth=plan.bandwidth, **kw)
+            it = offload.OffloadIteration(plan.net, x, plan.timed, plan.chain, bandwidth=plan.bandwidth, keep_input=True,
+                                          **kw)
             self.ex, self.link, self.gen = it.ex, it.link, it.drive(user_loss=True)
         else:
             it = combined.CombinedIteration(plan.net, x, plan.combined, plan.chain, bandwidth=plan.bandwidth,
-                                            rep=plan.replay, **kw)
+                                            rep=plan.replay, keep_input=True, **kw)
             self.ex, self.link, self.gen = it.ex, it.link, it.drive(user_loss=True)
         self.hooks = contextlib.ExitStack()  # the parameter-gradient hooks
         self.entered = False
@@ -438,8 +439,8 @@ class Scheduled(nn.Module):
         try:
             with os.fdopen(fd, "w") as f:
                 json.dump(planning_chain(chain).to_json(), f)
-            lever, row, _, out = best_schedule(path, budget, _rate_text(o["bandwidth"]), o["lever"], o["time_limit"],
-                                               self._exe(), store_all_peak=sa)
+            lever, row, _, out = best_schedule(path, budget - input_kept(chain), _rate_text(o["bandwidth"]), o["lever"],
+                                               o["time_limit"], self._exe(), store_all_peak=sa)
         finally:
             os.unlink(path)
         return self._build(lever, row["strategy"], out, chain, net, budget, user_budget, amp, x, sa)
@@ -460,14 +461,15 @@ class Scheduled(nn.Module):
             plan.timed = offload.parse_timed(json.dumps(out), source="memsched offload-act")
             offload.check_timed(plan.timed, n)
             plan.bandwidth = plan.bandwidth or plan.timed.bandwidth
-            # 001's peak on the planning chain: no Python replay of 001's timing (conservative in
-            # the forward phase by what the caller holds, see planning_chain)
-            plan.predicted_peak, plan.predicted_time = plan.timed.peak, plan.timed.makespan
+            # 001's peak on the planning chain, a^0 added: no Python replay of 001's timing
+            # (conservative in the forward phase by what the caller holds, see planning_chain)
+            plan.predicted_peak, plan.predicted_time = plan.timed.peak + input_kept(chain), plan.timed.makespan
         elif lever == "remat-offload":
             plan.combined = combined.parse_combined(json.dumps(out), source="memsched remat-offload", algo=strategy)
             plan.bandwidth = plan.bandwidth or out.get("bandwidth")
-            combined.check_combined(plan.combined, planning_chain(chain), n=n, bandwidth=plan.bandwidth, budget=budget)
-            plan.replay = combined.check_combined(plan.combined, chain, n=n, bandwidth=plan.bandwidth)
+            combined.check_combined(plan.combined, planning_chain(chain), n=n, bandwidth=plan.bandwidth,
+                                    budget=budget - input_kept(chain))
+            plan.replay = combined.check_combined(plan.combined, _zero_input(chain), n=n, bandwidth=plan.bandwidth)
             plan.predicted_peak = held_replay_peak(chain, plan.combined, plan.replay)
             plan.predicted_time = float(plan.replay.makespan)
         else:
@@ -569,7 +571,9 @@ class Scheduled(nn.Module):
 
     @property
     def plan(self):
-        """The plan of the last training forward (None before the first)."""
+        """The plan of the last training forward (before the first: the only plan made, if one)."""
+        if self._last is None and len(self._plans) == 1:
+            return next(iter(self._plans.values()))
         return self._last
 
     @property
@@ -593,36 +597,52 @@ def held(chain):
 
 
 def planning_chain(chain):
-    """The chain memsched plans on: what the caller holds (held) added to the overheads of every
-    operation of the stages before L (o_f for the recomputations after B^L, o_b for the
-    backwards): a schedule that fits it fits the iteration (conservative in the forward phase,
-    where a^L does not exist yet)."""
+    """The chain memsched plans on, for a budget less a^0 (input_kept): the input batch is the
+    caller's (the caller holds it, and may read it in its loss: the labels of a language model are
+    its input ids), so it stays on the device, never moved nor freed — a^0 is 0 here; and what the
+    caller holds after B^L (held) is added to the overheads of every operation of the stages before
+    L (o_f for the recomputations after B^L, o_b for the backwards): a schedule that fits it fits
+    the iteration (conservative in the forward phase, where a^L does not exist yet)."""
     import copy
 
     h = held(chain)
     out = copy.deepcopy(chain)
+    out.a0 = 0
     for st in out.stages[:-2]:
         st.of += h
         st.ob += h
     return out
 
 
+def input_kept(chain):
+    """Bytes of the input batch, on the device for the whole iteration (planning_chain)."""
+    return chain.a0
+
+
+def _zero_input(chain):
+    import copy
+
+    out = copy.deepcopy(chain)
+    out.a0 = 0
+    return out
+
+
 def held_peak(chain, ops):
     """The peak of a remat sequence (the caller's loss in it) on the profile, exactly: 004's
-    replay, with held(chain) added after B^L."""
-    sim = simulate(chain, ops)
+    replay with a^0 kept (input_kept) and held(chain) added after B^L."""
+    sim = simulate(_zero_input(chain), ops)
     L = len(chain) - 1
     h = held(chain)
     done, peak = False, 0
     for op, m in zip(ops, sim.memory):
         peak = max(peak, m + (h if done else 0))
         done = done or (op.kind == "B" and op.stage == L)
-    return max(peak, sim.peak)
+    return max(peak, sim.peak) + input_kept(chain)
 
 
 def held_replay_peak(chain, sched, rep):
-    """The same for a combined schedule: its replay's memory after every event, held(chain) added
-    from the end of B^L on."""
+    """The same for a combined schedule: its replay's memory after every event (rep: the replay
+    on _zero_input(chain)), a^0 kept, held(chain) added from the end of B^L on."""
     L = len(chain) - 1
     h = held(chain)
     done, peak = False, rep.peak
@@ -632,7 +652,7 @@ def held_replay_peak(chain, sched, rep):
             continue
         if done:
             peak = max(peak, ev.memory + h)
-    return peak
+    return peak + input_kept(chain)
 
 
 class _Sig:

@@ -90,3 +90,21 @@ def with_fixed_times(p, tmp_path_factory, uf=0.004, ub=0.008):
     with open(path, "w") as f:
         json.dump(obj, f)
     return Profiled(p.net, p.x, Chain.from_json(obj), path)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--heavy", action="store_true", default=os.environ.get("MEMSCHED_TORCH_HEAVY") == "1",
+                     help="also run the heavy cases (marker heavy; MEMSCHED_TORCH_HEAVY=1)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "heavy: long cases, run with --heavy or MEMSCHED_TORCH_HEAVY=1 (not in CI)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("heavy"):
+        return
+    skip = pytest.mark.skip(reason="heavy: run with --heavy or MEMSCHED_TORCH_HEAVY=1")
+    for item in items:
+        if "heavy" in item.keywords:
+            item.add_marker(skip)
