@@ -29,6 +29,29 @@ import sys
 from .schedule import ScheduleError
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the Go side's rule for bad input: one line on stderr, exit 2 (argparse's own
+    prints the usage first)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
+def _writable(path, flag):
+    """Refuse, before any work, an output file that cannot be written (exit 2 naming the flag)."""
+    import os
+
+    if path in (None, "-"):
+        return
+    if os.path.isdir(path):
+        raise ScheduleError(f"{flag} {path}: is a directory")
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise ScheduleError(f"{flag} {path}: no such directory {d}")
+    if not os.access(d, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ScheduleError(f"{flag} {path}: permission denied")
+
+
 def _model_args(ap, batch=8):
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", help="resnet18, resnet50, vgg11, … (torchvision), mlp, transformer")
@@ -70,6 +93,7 @@ def _build(args):
 def cmd_profile(args):
     from .profile import describe, profile_net
 
+    _writable(args.output, "-o")
     net, x, device = _build(args)
     chain = profile_net(net, x, runs=args.runs)
     chain.name = describe(net, args.batch, device)
@@ -101,6 +125,7 @@ def cmd_run(args):
                             "--remat-offload FILE (combined)")
     if args.algo and not args.remat_offload:
         raise ScheduleError("--algo picks a result of a --remat-offload file")
+    _rate(args.bandwidth)
     try:
         chain = Chain.load(args.chain)
     except OSError as e:
@@ -136,6 +161,9 @@ def cmd_run(args):
     if len(net.modules) != len(chain):
         raise ScheduleError(f"{args.chain} has {len(chain)} stages (loss included) but the model splits into "
                             f"{len(net.modules)}: profile this model with the same options")
+    from .measure import check_input
+
+    check_input(chain, x, args.chain)
     from .measure import measure_combined, measure_offload, measure_remat
 
     if args.sequence:
@@ -212,8 +240,19 @@ def _verify_offload(args, budget, timed):
 def cmd_plan(args):
     from .plan import print_report, run_plan
 
+    from .schedule import parse_size
+
     if (args.mem is None) == (args.mem_fraction is None):
         raise ScheduleError("give exactly one of --mem SIZE and --mem-fraction F")
+    # Bad input before anything is built or profiled.
+    if args.mem is not None and parse_size(args.mem) <= 0:
+        raise ScheduleError(f"--mem {args.mem!r}: want more than 0 bytes")
+    if args.mem_fraction is not None and not 0 < args.mem_fraction <= 10:
+        raise ScheduleError(f"--mem-fraction {args.mem_fraction}: want a fraction of the store-all peak, e.g. 0.6")
+    _rate(args.bandwidth)
+    if args.lever in ("act-offload", "remat-offload") and not args.bandwidth:
+        raise ScheduleError(f"--lever {args.lever} needs --bandwidth (the GPU–CPU link rate, e.g. 12GB/s)")
+    _writable(args.chain_out, "--chain-out")
     r = run_plan(args)
     if args.json:
         json.dump(r, sys.stdout, indent=2)
@@ -224,7 +263,7 @@ def cmd_plan(args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m memsched_torch", description=__doc__,
+    ap = _Parser(prog="python -m memsched_torch", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
 

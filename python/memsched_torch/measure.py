@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import combined, offload, remat
-from .schedule import simulate
+from .schedule import ScheduleError, simulate
 from .tracker import AllocatorTracker, StorageTracker
 
 
@@ -73,6 +73,18 @@ class Measurement:
     reference_max_rel: float = None
 
 
+def check_input(chain, x, source="chain"):
+    """Refuse an input that is not the one the chain was profiled with: its a^0 is the input's
+    bytes (batch × shape × element size); another batch or shape would run silently against
+    the wrong prediction (a chain profiled at batch 4, run at batch 8, measured 2× its peak)."""
+    n = x.untyped_storage().nbytes()
+    if n != chain.a0:
+        shape = "×".join(map(str, x.shape))
+        raise ScheduleError(f"{source} was profiled with an input of {chain.a0} B (a^0); this input is {n} B "
+                            f"({shape} {str(x.dtype).replace('torch.', '')}): profile with the same --batch and "
+                            "input shape")
+
+
 def _run(net, x, state, rng, fn):
     net.load_state(state)
     net.zero_grad()
@@ -102,15 +114,15 @@ def measure_offload(net, x, chain, timed, bandwidth=None, runs=3, mode=None):
 
 
 def measure_combined(net, x, chain, sched, bandwidth=None, budget=None, runs=3, mode=None):
-    """Execute a combined schedule; the predicted peak is memsched's peak_memory (the schedule's
-    own), else the exact replay's; the predicted time the strict makespan."""
+    """Execute a combined schedule; the predicted peak and time are the exact replay's on chain
+    (verify/combined's strict timing)."""
     rep = combined.check_combined(sched, chain, n=len(net.modules), bandwidth=bandwidth, budget=budget)
+    # One source of prediction: the replay on this chain (the file's peak_memory and makespan were
+    # memsched's on the chain it was made for; check_combined refuses one that peaks higher here).
     return _measure(net, x, runs,
                     lambda tr: combined.execute_combined(net, x, sched, chain, bandwidth=bandwidth, budget=budget,
                                                          mode=mode, tracker=tr),
-                    sched.peak if sched.peak is not None else rep.peak,
-                    sched.makespan if sched.makespan is not None else float(rep.makespan),
-                    rep.forwards[1:], combined.step_peaks(rep))
+                    rep.peak, float(rep.makespan), rep.forwards[1:], combined.step_peaks(rep))
 
 
 def _measure(net, x, runs, run, predicted_peak, predicted_time, expected_forwards, predicted_steps):

@@ -186,3 +186,24 @@ def test_cli_run(r18, memsched_bin, tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "memory violated" in err
     assert main(common + ["--algo", "nope"]) == 2
     assert "no result of strategy 'nope'" in capsys.readouterr().err
+
+
+def test_cli_run_predicts_from_the_replay(r18, memsched_bin, tmp_path, capsys):
+    """One source of prediction (issue 29, wrong answer 7): `run --remat-offload` reports the
+    replay's peak and strict makespan on --chain, not the file's peak_memory and makespan (edited
+    here upwards: a file's numbers are memsched's on the chain it was made for)."""
+    p = r18
+    text, sched = a_schedule(p, memsched_bin)
+    rep = combined.check_combined(sched, p.chain)
+    obj = json.loads(text)
+    for r in obj["results"]:
+        r["peak_memory"] = r["peak_memory"] + 4096
+        r["makespan"] = r["makespan"] * 3
+    f = tmp_path / "edited.json"
+    f.write_text(json.dumps(obj))
+    args = ["run", "--model", "resnet18", "--batch", "2", "--image", "32", "--runs", "1", "--chain", p.path,
+            "--remat-offload", str(f), "--device", str(p.x.device.type), "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["predicted_peak"] == rep.peak
+    assert out["predicted_time"] == float(rep.makespan)
