@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memsched/memsched/milp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,4 +75,21 @@ func TestBadInput(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line on stderr: %q", stderr)
 		})
 	}
+}
+
+// TestVersionBackends: version names the MILP backends compiled in, and a binary without the
+// cgo ones (memsched_torch's wheel) says which bounds it then lacks.
+func TestVersionBackends(t *testing.T) {
+	code, out, _ := run(t, "version", "--json")
+	require.Equal(t, 0, code)
+	var v struct {
+		Backends []string `json:"milp_backends"`
+		Note     string   `json:"milp_note"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	assert.Equal(t, milp.Available(), v.Backends)
+	assert.Contains(t, v.Backends, "ref")
+	assert.Equal(t, milpNote(v.Backends), v.Note)
+	assert.Contains(t, milpNote([]string{"ref"}), "MILP bounds")
+	assert.Empty(t, milpNote([]string{"highs", "ref"}))
 }

@@ -9,6 +9,8 @@ import subprocess
 from .schedule import ScheduleError
 
 _REPO_BIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bin", "memsched")
+# the wheel's own (compiled when the wheel was built: _build_backend/memsched_build.py)
+_WHEEL_BIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bin", "memsched")
 
 
 class BinaryError(RuntimeError):
@@ -16,7 +18,8 @@ class BinaryError(RuntimeError):
 
 
 def find():
-    """$MEMSCHED_BIN, else the repository's bin/memsched (make build), else memsched on PATH."""
+    """$MEMSCHED_BIN, else the repository's bin/memsched (make build), else the binary the wheel
+    carries, else memsched on PATH."""
     env = os.environ.get("MEMSCHED_BIN")
     if env:
         if not os.access(env, os.X_OK):
@@ -24,11 +27,13 @@ def find():
         return env
     if os.access(_REPO_BIN, os.X_OK):
         return os.path.normpath(_REPO_BIN)
+    if os.access(_WHEEL_BIN, os.X_OK):
+        return _WHEEL_BIN
     on_path = shutil.which("memsched")
     if on_path:
         return on_path
-    raise BinaryError("memsched binary not found: run `make build` (bin/memsched), put memsched on PATH, "
-                      "or set MEMSCHED_BIN")
+    raise BinaryError("memsched binary not found: run `make build` (bin/memsched), install the memsched-torch "
+                      "wheel (it carries one), put memsched on PATH, or set MEMSCHED_BIN")
 
 
 def run_json(*args, binary=None):
