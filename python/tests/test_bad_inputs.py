@@ -1,6 +1,7 @@
-"""Every case of tests/bad-inputs.txt (the Python twin of internal/cli/testdata/bad-inputs.txt):
-exit 2, one line on stderr naming the flag, file or value, nothing on stdout, and before any
-profiling (profiling is made to fail here, so a case that reaches it fails)."""
+"""Every case of tests/bad-inputs.txt (the Python twin of internal/cli/testdata/bad-inputs.txt),
+and every case of the Go table whose arguments start with the word memsched_torch: exit 2, one
+line on stderr naming the flag, file or value, nothing on stdout, and before any profiling
+(profiling is made to fail here, so a case that reaches it fails)."""
 
 import os
 import shlex
@@ -12,16 +13,28 @@ from memsched_torch.__main__ import main
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+GO_TABLE = os.path.join(HERE, "..", "..", "internal", "cli", "testdata", "bad-inputs.txt")
+
+
 def cases():
     out = []
-    with open(os.path.join(HERE, "bad-inputs.txt")) as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            parts = [p.strip() for p in line.split(" | ")]
-            assert len(parts) == 3, f"bad-inputs.txt:{n}: want name | arguments | text"
-            out.append(pytest.param(shlex.split(parts[1]), parts[2], id=f"{n}: {parts[0]}"))
+    for path, prefix in ((os.path.join(HERE, "bad-inputs.txt"), None), (GO_TABLE, "memsched_torch")):
+        if not os.path.exists(path):
+            continue
+        name = os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path)
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                parts = [p.strip() for p in line.split(" | ")]
+                assert len(parts) == 3, f"{name}:{n}: want name | arguments | text"
+                args = shlex.split(parts[1])
+                if prefix is not None:
+                    if not args or args[0] != prefix:
+                        continue
+                    args = args[1:]
+                out.append(pytest.param(args, parts[2], id=f"{name}:{n}: {parts[0]}"))
     return out
 
 
