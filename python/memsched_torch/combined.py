@@ -582,6 +582,7 @@ class CombinedIteration:
                 started[0] += 1
                 delta = yield ex.loss_input()
                 ex.loss_done(delta)
+                del delta
                 for e in later:
                     run_event(e)
                 continue

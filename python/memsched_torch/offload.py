@@ -390,6 +390,7 @@ class OffloadIteration:
                         issue(t, k)
                 delta = yield ex.loss_input()
                 ex.loss_done(delta)
+                del delta
                 reader_end[o.index] = o.start + dur(o)
                 for t in during:
                     if t.kind != "offload":

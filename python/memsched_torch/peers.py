@@ -45,17 +45,17 @@ def _args(argv):
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--image", type=int, default=64)
     ap.add_argument("--classes", type=int, default=10)
-    ap.add_argument("--layers", type=int, default=8)
+    ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--vocab", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--iterations", type=int, default=3, help="iterations per timing (default 3)")
     ap.add_argument("--repeat", type=int, default=3, help="alternating timings per pair (default 3)")
-    ap.add_argument("--compile-budgets", default="0.5,0.1",
+    ap.add_argument("--compile-budgets", default="0.5",
                     help="activation_memory_budget values for torch.compile rows ('' for none)")
     ap.add_argument("--no-segments-sweep", action="store_true", help="checkpoint_sequential with √L segments only")
     ap.add_argument("--rockmate-path", help="a folder holding rockmate 2.0.0 (pip install --target DIR "
@@ -216,9 +216,14 @@ def ratios(bench, a, b, n, repeat):
     return n / statistics.median(ta), n / statistics.median(tb), rs
 
 
+def _say(msg):
+    print(f"[peers {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
 def run(argv=None):
     args = _args(argv)
     b = Bench(args)
+    _say(f"{b.task.label} on {b.dev}: {len(b.stages)} stages")
     torch = b.torch
     L = len(b.stages)
     rows = []
@@ -233,6 +238,7 @@ def run(argv=None):
         best = None
         for s in range(1, L + 1):
             p = b.peak(b.checkpointed(s))
+            _say(f"checkpoint_sequential {s} segments: peak {p} B")
             if best is None or p < best[1]:
                 best = (s, p)
         contenders.append((f"checkpoint_sequential, {best[0]} segments (lowest peak of 1..{L})",
@@ -241,6 +247,7 @@ def run(argv=None):
         contenders.append((f"torch.compile, activation_memory_budget {v}", lambda v=v: b.compiled(v)))
     contenders.append(("rotor DP (rockmate 2.0.0 PureRotor)", None))
     for name, make in contenders:
+        _say(name)
         row = {"peer": name}
         try:
             if make is None:
@@ -265,6 +272,7 @@ def run(argv=None):
         a, c, rs = ratios(b, fwd, ms, args.iterations, args.repeat)
         row.update(it_s=a, memsched_it_s=c, ratio=statistics.median(rs), ratio_min=min(rs), ratio_max=max(rs))
         rows.append(row)
+        _say(json.dumps(row))
     torch._functorch.config.activation_memory_budget = 1.0
     out = {"model": b.task.label, "batch": args.batch, "device": str(b.dev),
            "device_name": torch.cuda.get_device_name(b.dev) if b.cuda else "cpu", "threads": torch.get_num_threads(),

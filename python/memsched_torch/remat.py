@@ -251,6 +251,7 @@ class Executor:
         # when the caller's input requires grad, as in plain training)
         self.input_grad = _needs_grad(x) if input_grad is None else bool(input_grad) and _needs_grad(x)
         self.fw = _Forwarder(self.modules, self.device, tracker, amp)
+        self.release_loss_grad = False  # Scheduled: free δ^L after B^L (see _release_sole)
         self.plain = {0: x}  # ℓ -> a^ℓ
         self.full = {}  # ℓ -> (leaf input, output)
         self.tapes = {}  # ℓ -> [UntypedStorage] of ā^ℓ (capture=True)
@@ -314,7 +315,20 @@ class Executor:
         xi.grad = None
         self.plain.pop(l - 1, None)
         del xi, y
-        self.delta, self.t = d, l - 1
+        old, self.delta, self.t = self.delta, d, l - 1
+        if self.release_loss_grad and l == self.n - 1 and old is not None:
+            self._release_sole(old)
+
+    def _release_sole(self, t):
+        """Free the storage of δ^L after B^L when nothing else uses it. δ^L is the gradient autograd
+        passed to Scheduled's Function, which autograd holds until the Function's backward returns,
+        that is to the end of the iteration; 004 frees it at B^L. Freed only when this tensor is the
+        storage's one user (not a view: a loss's expanded scalar gradient is shared, and tiny)."""
+        st = t.untyped_storage()
+        if not t._is_view() and torch._C._storage_Use_Count(st._cdata) == 2 and st.nbytes() > 0:
+            st.resize_(0)
+            if self.fw.tracker is not None:
+                self.fw.tracker.refresh(st)
 
     def apply(self, i, op):
         where = f"step {i + 1} ({op})"
@@ -330,9 +344,11 @@ class Executor:
 
     def loss_done(self, delta):
         """The caller's loss ran F_all^{L+1} and B^{L+1}: δ^L is `delta` (autograd's gradient of
-        a^L); what B^{L+1} frees is freed (a plain a^L)."""
+        a^L); what B^{L+1} frees is freed (a plain a^L). δ^L's storage is freed after B^L
+        (_release_sole)."""
         self.plain.pop(self.n - 1, None)
         self.delta, self.t = delta, self.n - 1
+        self.release_loss_grad = True
 
 
 def user_loss_sequence(ops, n):
@@ -371,6 +387,7 @@ def drive(ex, ops, tracker=None, times=None, loss_at=None):
         if i == loss_at:
             delta = yield ex.loss_input()
             ex.loss_done(delta)
+            del delta
             continue
         t0 = time.perf_counter()
         ex.apply(i, op)

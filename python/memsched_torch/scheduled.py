@@ -434,16 +434,27 @@ class Scheduled(nn.Module):
         return plan
 
     def _ask(self, chain, net, budget, user_budget, amp, x, sa):
+        """memsched's fastest schedule for the planning chain under budget less a^0, checked by
+        the exact prediction (with what the caller holds): a schedule whose recomputations after
+        B^L would exceed the budget (planning_chain does not pad them) is asked again under the
+        budget less the overshoot, at most five times."""
         o = self._o
         fd, path = tempfile.mkstemp(suffix=".json", prefix="memsched-chain-")
+        ask = budget - input_kept(chain)
         try:
             with os.fdopen(fd, "w") as f:
                 json.dump(planning_chain(chain).to_json(), f)
-            lever, row, _, out = best_schedule(path, budget - input_kept(chain), _rate_text(o["bandwidth"]), o["lever"],
-                                               o["time_limit"], self._exe(), store_all_peak=sa)
+            for _ in range(5):
+                lever, row, _, out = best_schedule(path, ask, _rate_text(o["bandwidth"]), o["lever"], o["time_limit"],
+                                                   self._exe(), store_all_peak=sa)
+                plan = self._build(lever, row["strategy"], out, chain, net, budget, user_budget, amp, x, sa)
+                if plan.predicted_peak <= budget:
+                    return plan
+                ask -= plan.predicted_peak - budget
         finally:
             os.unlink(path)
-        return self._build(lever, row["strategy"], out, chain, net, budget, user_budget, amp, x, sa)
+        raise ScheduleError(f"no schedule of memsched fits {fmt_bytes(budget)} ({budget} B) once what the caller "
+                            f"holds after B^L is counted (the last peaked at {plan.predicted_peak} B)")
 
     def _build(self, lever, strategy, out, chain, net, budget, user_budget, amp, x, sa):
         n = len(net.modules)
@@ -461,8 +472,8 @@ class Scheduled(nn.Module):
             plan.timed = offload.parse_timed(json.dumps(out), source="memsched offload-act")
             offload.check_timed(plan.timed, n)
             plan.bandwidth = plan.bandwidth or plan.timed.bandwidth
-            # 001's peak on the planning chain, a^0 added: no Python replay of 001's timing
-            # (conservative in the forward phase by what the caller holds, see planning_chain)
+            # 001's peak on the planning chain, a^0 added (exact: every forward of 001 comes
+            # before the loss, every backward after B^L; no Python replay of 001's timing)
             plan.predicted_peak, plan.predicted_time = plan.timed.peak + input_kept(chain), plan.timed.makespan
         elif lever == "remat-offload":
             plan.combined = combined.parse_combined(json.dumps(out), source="memsched remat-offload", algo=strategy)
@@ -474,9 +485,6 @@ class Scheduled(nn.Module):
             plan.predicted_time = float(plan.replay.makespan)
         else:
             raise ScheduleError(f"unknown lever {lever!r}")
-        if plan.predicted_peak > budget:
-            raise ScheduleError(f"the {lever} schedule peaks at {plan.predicted_peak} B on its profile, above the "
-                                f"budget {budget} B")
         return plan
 
     def _entry(self, plan):
@@ -589,27 +597,27 @@ class Scheduled(nn.Module):
 
 def held(chain):
     """Bytes the caller's side keeps from the end of B^L to the end of the backward, which 004's
-    model frees at B^L: a^L (the module's output, which the caller's `out = net(x)` holds; plain
-    training holds it too) and δ^L (autograd holds the gradient it passes to the Function's
-    backward until that returns)."""
-    st = chain.stage(len(chain) - 1)
-    return st.a + st.delta
+    model frees at B^L: a^L, the module's output, which the caller's `out = net(x)` holds (plain
+    training holds it too). (δ^L, which autograd holds until the Function's backward returns, is
+    freed after B^L by the executor when nothing else uses it: remat.Executor._release_sole.)"""
+    return chain.stage(len(chain) - 1).a
 
 
 def planning_chain(chain):
     """The chain memsched plans on, for a budget less a^0 (input_kept): the input batch is the
     caller's (the caller holds it, and may read it in its loss: the labels of a language model are
     its input ids), so it stays on the device, never moved nor freed — a^0 is 0 here; and what the
-    caller holds after B^L (held) is added to the overheads of every operation of the stages before
-    L (o_f for the recomputations after B^L, o_b for the backwards): a schedule that fits it fits
-    the iteration (conservative in the forward phase, where a^L does not exist yet)."""
+    caller holds after B^L (held) is added to o_b of the stages before L, whose backwards all come
+    after B^L. The recomputations after B^L are not padded (o_f serves the forward phase too,
+    where a^L does not exist yet): Scheduled checks each schedule with the exact prediction and
+    asks again under a lower budget when they overshoot (_ask). Activation offloading has no
+    recomputation: for it this chain is exact."""
     import copy
 
     h = held(chain)
     out = copy.deepcopy(chain)
     out.a0 = 0
     for st in out.stages[:-2]:
-        st.of += h
         st.ob += h
     return out
 
