@@ -53,7 +53,8 @@ act-offload (activation offloading, 001: none, greedy, dynprog, vdnn, split, exa
 MILP's guided row and bound within --time-limit; needs --bandwidth),
 weight-offload (002: greedy, greedy-nodiscount, greedy-reserve, l2l, milp-guided; needs
 --bandwidth and weights in the chain), remat-offload (rematerialization and activation
-offloading together, SPEC §6: pofo, remat-then-offload, offload-then-remat, strict makespans;
+offloading together, SPEC §6: pofo, remat-then-offload, offload-then-remat, sequence-offload,
+strict makespans;
 bounds Σ(u_f+u_b) and the relaxation MILP (milp/combinedlb), global, and on small integer chains
 the DP's class optimum, class only; needs --bandwidth; the DP refines its slots for 10 s). A
 lever whose data is missing is skipped with a one-line reason; memsched assumes no bandwidth.
