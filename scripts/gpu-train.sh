@@ -32,17 +32,19 @@ if torch.cuda.is_available():
 else:
     print('1GB/s')")
 echo "link: $bw" | tee -a "$out/env.txt"
-for run in remat:sgd remat:adam act-offload:adam remat-offload:adam; do
-	lever=${run%%:*} opt=${run##*:}
+# lever:optimizer:budget (act-offload's smallest budget is 001's: above half the store-all peak here)
+for run in remat:sgd:0.5 remat:adam:0.5 act-offload:adam:0.75 remat-offload:adam:0.5; do
+	IFS=: read -r lever opt frac <<<"$run"
 	{
-		timeout 35 "$py" -m memsched_torch train --device "$dev" "${model[@]}" --iterations "$it" --optimizer "$opt" \
-			--mem-fraction 0.5 --bandwidth "$bw" --lever "$lever" "${amp[@]}" --json >"$out/train-$lever-$opt.json" \
+		timeout 30 "$py" -m memsched_torch train --device "$dev" "${model[@]}" --iterations "$it" --optimizer "$opt" \
+			--mem-fraction "$frac" --bandwidth "$bw" --lever "$lever" "${amp[@]}" --json >"$out/train-$lever-$opt.json" \
 			2>"$out/train-$lever-$opt.err"
 		echo "train $lever $opt: exit $? $(tail -c 300 "$out/train-$lever-$opt.err" | tr '\n' ' ')"
 	}
 done
-timeout 100 "$py" -m memsched_torch.peers --device "$dev" "${model[@]}" --iterations 5 --repeat 3 --compile-budgets 0.5 \
-	--json >"$out/peers.json" 2>"$out/peers.err"
+# rows are written as they complete (--out): a timeout keeps the finished ones; torch.compile last
+timeout 110 "$py" -m memsched_torch.peers --device "$dev" "${model[@]}" --iterations 5 --repeat 3 --compile-budgets 0.5 \
+	--out "$out/peers.json" >/dev/null 2>"$out/peers.err"
 echo "peers: exit $?"
 "$py" - "$out" <<'PY'
 import json, sys, glob, os

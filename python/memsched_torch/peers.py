@@ -61,6 +61,7 @@ def _args(argv):
     ap.add_argument("--rockmate-path", help="a folder holding rockmate 2.0.0 (pip install --target DIR "
                     "--no-deps rockmate==2.0.0 rkgb==2.0.0 pulp==2.7.0)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--out", help="also write the JSON report here, rewritten as each row completes")
     return ap.parse_args(argv)
 
 
@@ -243,9 +244,20 @@ def run(argv=None):
                 best = (s, p)
         contenders.append((f"checkpoint_sequential, {best[0]} segments (lowest peak of 1..{L})",
                            lambda s=best[0]: b.checkpointed(s)))
-    for v in [float(t) for t in args.compile_budgets.split(",") if t.strip()]:
-        contenders.append((f"torch.compile, activation_memory_budget {v}", lambda v=v: b.compiled(v)))
     contenders.append(("rotor DP (rockmate 2.0.0 PureRotor)", None))
+    for v in [float(t) for t in args.compile_budgets.split(",") if t.strip()]:  # last: compiling takes longest
+        contenders.append((f"torch.compile, activation_memory_budget {v}", lambda v=v: b.compiled(v)))
+    out = {"model": b.task.label, "batch": args.batch, "device": str(b.dev),
+           "device_name": torch.cuda.get_device_name(b.dev) if b.cuda else "cpu", "threads": torch.get_num_threads(),
+           "torch": torch.__version__, "stages": L, "iterations": args.iterations, "repeat": args.repeat,
+           "instrument": "CUDA allocator" if b.cuda else "profiler memory timeline", "rows": rows}
+
+    def save():
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump(out, f, indent=2)
+
+    save()
     for name, make in contenders:
         _say(name)
         row = {"peer": name}
@@ -260,24 +272,23 @@ def run(argv=None):
         except Exception as e:  # a peer that does not run here: the row says why
             row["note"] = f"does not run: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
             rows.append(row)
+            save()
             continue
         ms, budget, mpeak, plan = b.memsched(row["peak"])
         row["memsched_budget"] = budget
         if ms is None:
             row["note"] = f"memsched: {plan}"
             rows.append(row)
+            save()
             continue
         row["memsched_peak"] = mpeak
         row["memsched_schedule"] = f"{plan.lever} {plan.strategy}"
         a, c, rs = ratios(b, fwd, ms, args.iterations, args.repeat)
         row.update(it_s=a, memsched_it_s=c, ratio=statistics.median(rs), ratio_min=min(rs), ratio_max=max(rs))
         rows.append(row)
+        save()
         _say(json.dumps(row))
     torch._functorch.config.activation_memory_budget = 1.0
-    out = {"model": b.task.label, "batch": args.batch, "device": str(b.dev),
-           "device_name": torch.cuda.get_device_name(b.dev) if b.cuda else "cpu", "threads": torch.get_num_threads(),
-           "torch": torch.__version__, "stages": L, "iterations": args.iterations, "repeat": args.repeat,
-           "instrument": "CUDA allocator" if b.cuda else "profiler memory timeline", "rows": rows}
     return out
 
 
