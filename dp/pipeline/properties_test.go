@@ -1,0 +1,51 @@
+package pipeline
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	pl "github.com/memsched/memsched/instances/pipeline"
+)
+
+// optimum is the planner's proven optimum (+Inf when nothing fits).
+func optimum(t *testing.T, p *pl.Problem, o Options) float64 {
+	t.Helper()
+	res, err := Plan(p, o)
+	require.NoError(t, err)
+	require.True(t, res.Complete)
+	if !res.Feasible {
+		return math.Inf(1)
+	}
+	require.True(t, res.Optimal)
+	return res.Makespan
+}
+
+// TestMonotone: SPEC §7's properties on 300 random tiny instances (both schedules, with and
+// without recomputation, byte and GiB scale): the optimum does not increase with M, with β, or
+// with P (S ≤ P is allowed), and it does not change with the scale.
+func TestMonotone(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 4))
+	for k := range 300 {
+		p := pl.RandomTiny(r, k)
+		o := Options{Remat: k%2 == 0}
+		base := optimum(t, p, o)
+		require.Equal(t, base, optimum(t, p.Scaled(1<<30), o), "%d: GiB scale", k)
+		q := *p
+		q.Memory = p.Memory + 1 + int64(r.IntN(8))
+		require.LessOrEqual(t, optimum(t, &q, o), base, "%d: more memory", k)
+		q = *p
+		if math.IsInf(p.Bandwidth, 1) {
+			q.Bandwidth = 1
+			require.GreaterOrEqual(t, optimum(t, &q, o), base, "%d: slower links", k)
+		} else {
+			q.Bandwidth = 2 * p.Bandwidth
+			require.LessOrEqual(t, optimum(t, &q, o), base, "%d: faster links", k)
+		}
+		q = *p
+		q.GPUs = p.GPUs + 1
+		require.LessOrEqual(t, optimum(t, &q, o), base, "%d: more GPUs", k)
+	}
+}
