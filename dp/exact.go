@@ -37,6 +37,11 @@ type ExactOptions struct {
 	MaxMemory int64
 	// Stop, when closed, stops the fill between rows: the constructor returns ErrStopped.
 	Stop <-chan struct{}
+	// MaxSpan, when positive, fills only the sub-chains (s, t) of at most MaxSpan stages
+	// (t − s < MaxSpan), which depend on no longer one: a banded table for callers that read
+	// short sub-chains only (the pipeline's parts). The others are left empty — no sequence —
+	// and the whole chain's answers (Solve, Frontier) are then meaningless.
+	MaxSpan int
 }
 
 // breakpointBytes is the memory of one stored breakpoint (int64 memory, float64 value, int32
@@ -230,7 +235,11 @@ func newPersistentExact(c *instances.Chain, budget int64, opt ExactOptions, rec 
 	}
 	p.cut = newCutoff(p.bc.uf, p.bc.ub, opt.Cutoff)
 	p.rows = make([]pareto, n*(n+1)/2)
-	if err := p.fill(opt, nil); err != nil {
+	var skip func(s, t int) bool
+	if opt.MaxSpan > 0 {
+		skip = func(s, t int) bool { return t-s >= opt.MaxSpan }
+	}
+	if err := p.fill(opt, skip); err != nil {
 		return nil, err
 	}
 	return p, nil

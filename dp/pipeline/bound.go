@@ -165,3 +165,40 @@ func prefixBound(p *pl.Problem, t *table, S int) [][]float64 {
 	}
 	return P
 }
+
+// StoreAllMemory returns the least memory M at which some contiguous allocation on at most P
+// GPUs fits with every part storing everything: the min over S ≤ min(P, L) and cuts of
+// max_k (W_k + (n_k−1)·held_k + peak_k) (instances/pipeline.PartCosts.Memory; p.Memory is not
+// read), by the min–max DP over suffixes of stages. Below it only recomputation fits.
+func StoreAllMemory(p *pl.Problem) int64 {
+	L := p.L()
+	pcs := make([]pl.PartCosts, L*L)
+	for s := 1; s <= L; s++ {
+		for e := s; e <= L; e++ {
+			pcs[(s-1)*L+e-1] = pl.StoreAllCosts(p.Chain, s, e)
+		}
+	}
+	best := int64(math.MaxInt64)
+	for S := 1; S <= min(p.GPUs, L); S++ {
+		// D[i]: the least largest memory of stages i..L on the last g GPUs.
+		D := make([]int64, L+2)
+		for g := 1; g <= S; g++ {
+			k := S - g
+			n := p.InFlight(k, S)
+			next := make([]int64, L+2)
+			for i := 1; i <= L; i++ {
+				next[i] = math.MaxInt64
+				if g == 1 {
+					next[i] = pcs[(i-1)*L+L-1].Memory(n)
+					continue
+				}
+				for e := i; e <= L-g+1; e++ {
+					next[i] = min(next[i], max(pcs[(i-1)*L+e-1].Memory(n), D[e+1]))
+				}
+			}
+			D = next
+		}
+		best = min(best, D[1])
+	}
+	return best
+}

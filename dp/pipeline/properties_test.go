@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	pl "github.com/memsched/memsched/instances/pipeline"
+	vpl "github.com/memsched/memsched/verify/pipeline"
 )
 
 // optimum is the planner's proven optimum (+Inf when nothing fits).
@@ -47,5 +48,25 @@ func TestMonotone(t *testing.T) {
 		q = *p
 		q.GPUs = p.GPUs + 1
 		require.LessOrEqual(t, optimum(t, &q, o), base, "%d: more GPUs", k)
+	}
+}
+
+// TestStoreAllMemory: storing everything fits at StoreAllMemory and not a byte below, against
+// the exhaustive referee (300 tiny instances).
+func TestStoreAllMemory(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 5))
+	for k := range 300 {
+		p := pl.RandomTiny(r, k)
+		q := *p
+		q.Memory = StoreAllMemory(p)
+		ref, err := vpl.Exhaustive(&q, vpl.RefereeOptions{})
+		require.NoError(t, err)
+		require.True(t, ref.Feasible, "%d", k)
+		if q.Memory > 1 {
+			q.Memory--
+			ref, err = vpl.Exhaustive(&q, vpl.RefereeOptions{})
+			require.NoError(t, err)
+			require.False(t, ref.Feasible, "%d: fits below", k)
+		}
 	}
 }

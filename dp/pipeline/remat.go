@@ -116,12 +116,27 @@ const maxSpineEntries = 1 << 22
 func newRematCosts(p *pl.Problem, o Options, slots, maxS int, sMin []int, wantLower bool) (up, lo partCosts, exact bool, q int64, err error) {
 	c := p.Chain
 	budget := p.Memory + c.A0 // the C_MP tables then cover M beside a^{s−1} for every s
+	// The left sub-chains lie inside the parts the tables answer: a banded C_MP table is
+	// enough (exact mode; the slotted one is filled whole).
+	span := 0
+	if sMin != nil {
+		span = 1
+		for e := 1; e < len(sMin); e++ {
+			span = max(span, e-sMin[e]+1)
+		}
+	}
 	if slots == 0 {
-		t, err := dp.NewPersistentExact(c, budget, dp.ExactOptions{MaxMemory: o.MaxMemory, Stop: o.Stop})
+		t, err := dp.NewPersistentExact(c, budget, dp.ExactOptions{MaxMemory: o.MaxMemory, Stop: o.Stop, MaxSpan: span})
+		if errors.Is(err, dp.ErrStopped) {
+			return nil, nil, false, 0, ErrStopped
+		}
 		if err != nil {
 			return nil, nil, false, 0, err
 		}
 		u, err := buildRemat(p, o, maxS, sMin, false, 1, func(s, tt int) frontier {
+			if span > 0 && tt-s >= span {
+				return frontier{}
+			}
 			mem, val := t.SubFrontier(s, tt)
 			return frontier{mem, val}
 		})
@@ -133,13 +148,18 @@ func newRematCosts(p *pl.Problem, o Options, slots, maxS int, sMin []int, wantLo
 	}
 	do := dp.Options{Slots: slots, MaxMemory: o.MaxMemory, Stop: o.Stop}
 	tu, err := dp.NewPersistent(c, budget, do)
+	if errors.Is(err, dp.ErrStopped) {
+		return nil, nil, false, 0, ErrStopped
+	}
 	if err != nil {
 		return nil, nil, false, 0, err
 	}
 	q = tu.SlotSize()
 	var tl *dp.Persistent
 	if wantLower {
-		if tl, err = dp.NewPersistentLower(c, budget, do); err != nil {
+		if tl, err = dp.NewPersistentLower(c, budget, do); errors.Is(err, dp.ErrStopped) {
+			return nil, nil, false, 0, ErrStopped
+		} else if err != nil {
 			return nil, nil, false, 0, err
 		}
 		if tl.SlotSize() != q {
@@ -343,6 +363,9 @@ func (rc *rematCosts) spine(e int) ([]stepFn, error) {
 	sw := &sweeper{}
 	total := 0
 	for p := v - 1; p >= rc.from(e); p-- {
+		if rc.halted() {
+			return nil, ErrStopped
+		}
 		cands := sw.cands[:0]
 		cands = append(cands, cand{kind: -1, x: rc.Abar[p], xb: rc.abarb[p],
 			need: max(rc.Abar[p]+rc.OF[p], rc.D[p]+rc.Abar[p]+rc.D[p-1]+rc.OB[p]),

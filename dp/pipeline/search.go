@@ -50,8 +50,9 @@ type Result struct {
 	// Optimal reports that Makespan is the optimum of that class (the search finished and,
 	// with slotted tables, the slots cost nothing: the bound meets the plan).
 	Optimal bool
-	// Complete reports that the search finished (every allocation decided).
-	Complete bool
+	// Complete reports that the search finished (every allocation decided); Searched that
+	// it started (its tables were built before a stop).
+	Complete, Searched bool
 	// Nodes is the number of partial allocations the search bounded; GPUs the S of the plan.
 	Nodes int
 	// Exact is true when the rematerialization tables were exact in bytes (or no tables were
@@ -82,6 +83,28 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	// The deadline as a stop channel too, for the dp tables, which watch only that.
+	if !o.Deadline.IsZero() {
+		stop := make(chan struct{})
+		t := time.AfterFunc(time.Until(o.Deadline), func() { close(stop) })
+		defer t.Stop()
+		if o.Stop != nil {
+			outer := o.Stop
+			go func() {
+				select {
+				case <-outer:
+					t.Stop()
+					select {
+					case <-stop:
+					default:
+						close(stop)
+					}
+				case <-stop:
+				}
+			}()
+		}
+		o.Stop = stop
+	}
 	maxS := min(p.GPUs, p.L())
 	// With recomputation, the store-all optimum (a fast search) is a plan of the class and
 	// bounds the part lengths the recomputation tables need (classCosts).
@@ -96,21 +119,34 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 		}
 		if sa.Feasible {
 			ub, seed = sa.Makespan, sa.Plan.Cuts()
-		} else {
-			cuts, v, err := rematSeed(p, o, maxS, newSim(p.MicroBatches, p.Schedule))
-			if err != nil && !errors.Is(err, ErrStopped) {
-				return nil, err
-			}
-			if cuts != nil {
-				ub, seed = v, cuts
-			}
+		}
+		// The time-balanced cut with each part's fastest sequence: often far better than
+		// storing everything, and the tables then need shorter parts only.
+		cuts, v, err := rematSeed(p, o, maxS, newSim(p.MicroBatches, p.Schedule))
+		if err != nil && !errors.Is(err, ErrStopped) {
+			return nil, err
+		}
+		if cuts != nil && v < ub {
+			ub, seed = v, cuts
 		}
 	}
 	up, lo, exact, q, note, err := classCosts(p, o, maxS, ub)
 	if errors.Is(err, ErrStopped) {
-		// Stopped before the tables were complete: no plan of the class, and the bound that
-		// ignores memory and recomputation (every stage's u_f + u_b once, fill and drain).
+		// Stopped before the tables were complete: the first plan found (storing everything,
+		// or the seed with recomputation), and the bound that ignores memory and
+		// recomputation (every stage's u_f + u_b once, fill and drain).
 		res := &Result{Note: "stopped before the recomputation tables were complete", Bound: relaxedBound(p, maxS)}
+		if seed != nil {
+			ev, err := Evaluate(p, seed, Options{Remat: o.Remat, Slots: o.Slots, Exact: o.Exact, MaxMemory: o.MaxMemory})
+			if err != nil {
+				return nil, err
+			}
+			if ev.Feasible {
+				res.Feasible, res.Plan, res.Makespan, res.Replay = true, ev.Plan, ev.Makespan, ev.Replay
+				res.Bound = min(res.Bound, ev.Makespan)
+				res.Exact, res.SlotSize = ev.Exact, ev.SlotSize
+			}
+		}
 		return res, nil
 	}
 	if err != nil {
@@ -151,7 +187,7 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 		}
 		s.runS(c.S)
 	}
-	res := &Result{Nodes: s.nodes, Exact: exact, SlotSize: q, Complete: !s.halted, Note: note}
+	res := &Result{Nodes: s.nodes, Exact: exact, SlotSize: q, Complete: !s.halted, Searched: true, Note: note}
 	res.Bound = min(s.inc, s.open, s.leafLo)
 	if math.IsInf(s.inc, 1) {
 		return res, nil
@@ -177,8 +213,15 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 		return nil, fmt.Errorf("pipeline: internal error: the search's makespan %g, replayed %g (plan %v)", s.inc, rep.Makespan, plan)
 	}
 	res.Feasible, res.Plan, res.Makespan, res.Replay = true, plan, rep.Makespan, rep
-	res.Bound = min(res.Bound, rep.Makespan)
-	res.Optimal = res.Complete && res.Bound >= s.inc
+	// Optimal: nothing left open and no explored allocation below the plan, even with the
+	// lower tables. The bound is then the replayed makespan itself (the search's sum and the
+	// replay's may differ in the last bit).
+	res.Optimal = res.Complete && min(s.open, s.leafLo) >= s.inc
+	if res.Optimal {
+		res.Bound = rep.Makespan
+	} else {
+		res.Bound = min(res.Bound, rep.Makespan)
+	}
 	return res, nil
 }
 

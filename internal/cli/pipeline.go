@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	dpl "github.com/memsched/memsched/dp/pipeline"
 	"github.com/memsched/memsched/dp/pipepack"
 	"github.com/memsched/memsched/instances"
 	pl "github.com/memsched/memsched/instances/pipeline"
@@ -28,7 +29,7 @@ import (
 type PipelineOptions struct {
 	ChainFile, Mem, Bandwidth, Schedule, Remat, Algo, Slots string
 	GPUs, MicroBatches                                      int
-	TimeLimit                                               float64
+	TimeLimit, WeightFactor                                 float64
 	maxMemory                                               string
 	// SweepDir, when set, sweeps the GPU count 1..GPUs and writes the table and plots there.
 	SweepDir string
@@ -106,14 +107,19 @@ type PipelineReport struct {
 	GPUs   int   `json:"gpus"`
 	Memory int64 `json:"memory"`
 	// Bandwidth is β in B/s, null for free links.
-	Bandwidth    *float64         `json:"bandwidth"`
-	MicroBatches int              `json:"micro_batches"`
-	Schedule     string           `json:"schedule"`
-	Remat        string           `json:"remat"`
+	Bandwidth    *float64 `json:"bandwidth"`
+	MicroBatches int      `json:"micro_batches"`
+	Schedule     string   `json:"schedule"`
+	Remat        string   `json:"remat"`
+	// WeightFactor is --weight-factor: every stage's w was multiplied by it.
+	WeightFactor float64          `json:"weight_factor"`
 	Results      []PipelineResult `json:"results"`
 	LowerBounds  []PipelineBound  `json:"lower_bounds"`
 	// Best is the algorithm of the fastest feasible plan ("" when none fits).
 	Best string `json:"best"`
+	// StoreAllMinMemory is the least --mem at which some contiguous plan on at most P GPUs
+	// fits with every GPU storing everything (below it only recomputation fits).
+	StoreAllMinMemory int64 `json:"store_all_min_memory"`
 }
 
 func pipelineAlgoHelp() string {
@@ -157,6 +163,7 @@ a result, not an error. --sweep DIR plans P' = 1..P GPUs and writes pipeline-swe
 	f.StringVar(&o.Bandwidth, "bandwidth", "", "link between consecutive GPUs, each direction (e.g. 25GB/s; inf: free links)")
 	f.IntVar(&o.MicroBatches, "micro-batches", 0, "m, the micro-batches of one iteration")
 	f.StringVar(&o.Schedule, "schedule", "1f1b", "order of every GPU: 1f1b | gpipe")
+	f.Float64Var(&o.WeightFactor, "weight-factor", 1, "multiply every stage's w by this (e.g. 4: fp32 parameters, gradients and Adam's two moments, when w holds the parameters as the zoo writes them)")
 	f.StringVar(&o.Remat, "remat", "stage", "stage: recomputation inside each part allowed; none: store everything")
 	f.StringVar(&o.Algo, "algo", "all", strings.Join(leverpl.Names(), "|")+"|all")
 	f.StringVar(&o.Slots, "slots", "exact", "recomputation tables: exact (in bytes, falling back to 500 slots when too large, noted) or a number of slots over --mem")
@@ -166,8 +173,11 @@ a result, not an error. --sweep DIR plans P' = 1..P GPUs and writes pipeline-swe
 	return cmd
 }
 
+// maxWeightFactor bounds --weight-factor.
+const maxWeightFactor = 1e6
+
 // pipelineProblem parses the instance flags shared by pipeline and verify.
-func pipelineProblem(cmd, chainFile string, gpus int, mem, bandwidth string, m int, order string) (*pl.Problem, string, error) {
+func pipelineProblem(cmd, chainFile string, gpus int, mem, bandwidth string, m int, order string, wf float64) (*pl.Problem, string, error) {
 	if gpus == 0 {
 		return nil, "", usageErrorf("%s: --gpus is required (e.g. --gpus 4)", cmd)
 	}
@@ -200,9 +210,22 @@ func pipelineProblem(cmd, chainFile string, gpus int, mem, bandwidth string, m i
 	if err != nil {
 		return nil, "", usageErrorf("%s: --schedule must be 1f1b or gpipe, got %q", cmd, order)
 	}
+	if !(wf >= 0) || wf > maxWeightFactor {
+		return nil, "", usageErrorf("%s: --weight-factor must be a number in 0..%g, got %g", cmd, float64(maxWeightFactor), wf)
+	}
 	c, source, err := loadChain(chainFile)
 	if err != nil {
 		return nil, "", err
+	}
+	if wf != 1 {
+		c = c.Clone()
+		for i := range c.Stages {
+			w := math.Ceil(float64(c.Stages[i].W) * wf)
+			if w > float64(instances.MaxBytes) {
+				return nil, "", usageErrorf("%s: --weight-factor %g: stage %d's w becomes %.3g B, above 2^60 B", cmd, wf, i+1, w)
+			}
+			c.Stages[i].W = int64(w)
+		}
 	}
 	p := &pl.Problem{Chain: c, GPUs: gpus, Memory: budget, Bandwidth: beta, MicroBatches: m, Schedule: sched}
 	if err := p.Validate(); err != nil {
@@ -213,7 +236,7 @@ func pipelineProblem(cmd, chainFile string, gpus int, mem, bandwidth string, m i
 
 func runPipeline(o *PipelineOptions, io *IO) error {
 	start := time.Now()
-	p, source, err := pipelineProblem("pipeline", o.ChainFile, o.GPUs, o.Mem, o.Bandwidth, o.MicroBatches, o.Schedule)
+	p, source, err := pipelineProblem("pipeline", o.ChainFile, o.GPUs, o.Mem, o.Bandwidth, o.MicroBatches, o.Schedule, o.WeightFactor)
 	if err != nil {
 		return err
 	}
@@ -231,6 +254,7 @@ func runPipeline(o *PipelineOptions, io *IO) error {
 	if err != nil {
 		return err
 	}
+	rep.WeightFactor = o.WeightFactor
 	if io.JSON {
 		return io.PrintJSON(rep)
 	}
@@ -276,7 +300,7 @@ func pipelineOptions(o *PipelineOptions) (leverpl.Options, []string, error) {
 // scope holds it — a plan below one is a bug, reported as an error.
 func RunPipeline(p *pl.Problem, source string, algos []string, opt leverpl.Options) (*PipelineReport, error) {
 	rep := &PipelineReport{Chain: source, Stages: p.L(), GPUs: p.GPUs, Memory: p.Memory, MicroBatches: p.MicroBatches,
-		Schedule: p.Schedule.String(), Remat: "none"}
+		Schedule: p.Schedule.String(), Remat: "none", StoreAllMinMemory: dpl.StoreAllMemory(p)}
 	if opt.Remat {
 		rep.Remat = "stage"
 	}
@@ -374,6 +398,13 @@ func pipelineResult(p *pl.Problem, out *leverpl.Outcome) PipelineResult {
 	}
 	rep := out.Replay
 	S := len(out.Plan.Parts)
+	if p.Schedule == pl.OneFOneB && p.MicroBatches < S {
+		note := fmt.Sprintf("m = %d < %d GPUs: PyTorch's Schedule1F1B refuses it; the order is run as a per-rank action list", p.MicroBatches, S)
+		if r.Note != "" {
+			note = r.Note + "; " + note
+		}
+		r.Note = note
+	}
 	if out.Feasible {
 		ms := rep.Makespan
 		r.Makespan, r.Verified = &ms, true
@@ -445,7 +476,8 @@ func printPipeline(io *IO, rep *PipelineReport) error {
 	}
 	fmt.Fprintf(w, "chain\t%s (%d stages + loss)\n", rep.Chain, rep.Stages)
 	fmt.Fprintf(w, "GPUs\t%d × %s, links %s\n", rep.GPUs, instances.FormatSize(rep.Memory), link)
-	fmt.Fprintf(w, "iteration\t%d micro-batches, %s, %s\n\n", rep.MicroBatches, rep.Schedule, remat)
+	fmt.Fprintf(w, "iteration\t%d micro-batches, %s, %s\n", rep.MicroBatches, rep.Schedule, remat)
+	fmt.Fprintf(w, "store-all fits\tfrom %s per GPU (%d B) on the best allocation\n\n", instances.FormatSize(rep.StoreAllMinMemory), rep.StoreAllMinMemory)
 	fmt.Fprintf(w, "algorithm\tmakespan\tperiod\tratio\tGPUs\tparts\tpeak (max)\tverified\ttime\n")
 	for _, r := range rep.Results {
 		parts := make([]string, len(r.Stages))

@@ -25,6 +25,7 @@ type VerifyOptions struct {
 	// pipeline); a plan that is the pipeline command's JSON gives them by default.
 	GPUs, MicroBatches int
 	Order, Algo        string
+	WeightFactor       float64
 }
 
 // Violation is the first rule a schedule breaks.
@@ -98,6 +99,7 @@ Exit status: 0 valid, 1 invalid (the violation is printed), 2 unreadable input.`
 	f.IntVar(&o.MicroBatches, "micro-batches", 0, "pipeline: m, the micro-batches of one iteration")
 	f.StringVar(&o.Order, "order", "", "pipeline: every GPU's order, 1f1b | gpipe (default 1f1b, or the report's)")
 	f.StringVar(&o.Algo, "algo", "", "pipeline: the result of a pipeline report to check (default: its best)")
+	f.Float64Var(&o.WeightFactor, "weight-factor", 0, "pipeline: multiply every stage's w (default 1, or the report's)")
 	return cmd
 }
 
@@ -111,8 +113,8 @@ func runVerify(o *VerifyOptions, io *IO) error {
 	default:
 		return usageErrorf("verify: unknown --problem %q (want remat, act-offload, weight-offload, remat-offload or pipeline)", o.Problem)
 	}
-	if o.GPUs != 0 || o.MicroBatches != 0 || o.Order != "" || o.Algo != "" {
-		return usageErrorf("verify: --gpus, --micro-batches, --order and --algo go with --problem pipeline only")
+	if o.GPUs != 0 || o.MicroBatches != 0 || o.Order != "" || o.Algo != "" || o.WeightFactor != 0 {
+		return usageErrorf("verify: --gpus, --micro-batches, --order, --algo and --weight-factor go with --problem pipeline only")
 	}
 	if o.Mem == "" {
 		return usageErrorf("verify: --mem is required")

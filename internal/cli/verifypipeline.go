@@ -59,8 +59,11 @@ func runVerifyPipeline(o *VerifyOptions, io *IO) error {
 		return err
 	}
 	// The command's JSON carries its instance: flags not given take its values.
-	gpus, mem, bw, m, order := o.GPUs, o.Mem, o.Bandwidth, o.MicroBatches, o.Order
+	gpus, mem, bw, m, order, wf := o.GPUs, o.Mem, o.Bandwidth, o.MicroBatches, o.Order, o.WeightFactor
 	if defaults != nil {
+		if wf == 0 && defaults.WeightFactor > 0 {
+			wf = defaults.WeightFactor
+		}
 		if gpus == 0 {
 			gpus = defaults.GPUs
 		}
@@ -83,7 +86,10 @@ func runVerifyPipeline(o *VerifyOptions, io *IO) error {
 	if order == "" {
 		order = "1f1b"
 	}
-	p, _, err := pipelineProblem("verify", o.ChainFile, gpus, mem, bw, m, order)
+	if wf == 0 {
+		wf = 1
+	}
+	p, _, err := pipelineProblem("verify", o.ChainFile, gpus, mem, bw, m, order, wf)
 	if err != nil {
 		return err
 	}
