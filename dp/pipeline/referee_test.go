@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -104,4 +105,27 @@ func TestStoppedAnswers(t *testing.T) {
 			require.LessOrEqual(t, res.Bound, res.Makespan)
 		}
 	}
+}
+
+// TestSequencesAfterDeadline: the plan's sequences are rebuilt even when the deadline passes
+// during the search (it once turned a finished search into an error).
+func TestSequencesAfterDeadline(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 8))
+	c := instances.Random(r, instances.RandomParams{Stages: 12, MaxSize: 1 << 20, MaxTime: 0.01, WithABar: true})
+	p := &pl.Problem{Chain: c, GPUs: 3, Memory: 6 << 20, Bandwidth: 25e9, MicroBatches: 6}
+	up, _, _, _, _, err := classCosts(p, Options{Remat: true}, 3, math.Inf(1))
+	require.NoError(t, err)
+	rc := up.(either).re.(*rematCosts)
+	rc.deadline = time.Now().Add(-time.Second)
+	rebuilt := 0
+	for e := 1; e <= p.L(); e++ {
+		for s := 1; s <= e; s++ {
+			if _, _, ok := rc.cost(s, e, 2); ok {
+				_, err := rc.sequence(s, e, 2)
+				require.NoError(t, err)
+				rebuilt++
+			}
+		}
+	}
+	require.Greater(t, rebuilt, 10)
 }

@@ -346,7 +346,11 @@ func (rc *rematCosts) forward(s, e int) float64 {
 
 // spine returns Opt_p for p = from(e)..v of the parts ending at e (index p), or
 // errSpineTooLarge past maxSpineEntries options.
-func (rc *rematCosts) spine(e int) ([]stepFn, error) {
+func (rc *rematCosts) spine(e int) ([]stepFn, error) { return rc.spineStop(e, true) }
+
+// spineStop is spine, watching the stop and deadline or not (a plan's sequences are rebuilt
+// whatever the time: the search that chose them has finished).
+func (rc *rematCosts) spineStop(e int, stoppable bool) ([]stepFn, error) {
 	v, virtual := rc.end(e)
 	opt := make([]stepFn, v+1)
 	// The base: the loss stage v, F_all^v then B^v (δ^v only from B^v's start).
@@ -363,7 +367,7 @@ func (rc *rematCosts) spine(e int) ([]stepFn, error) {
 	sw := &sweeper{}
 	total := 0
 	for p := v - 1; p >= rc.from(e); p-- {
-		if rc.halted() {
+		if stoppable && rc.halted() {
 			return nil, ErrStopped
 		}
 		cands := sw.cands[:0]
@@ -614,7 +618,7 @@ func (rc *rematCosts) sequence(s, e, n int) (schedule.Sequence, error) {
 	opt, ok := rc.spines[e]
 	if !ok {
 		var err error
-		if opt, err = rc.spine(e); err != nil {
+		if opt, err = rc.spineStop(e, false); err != nil {
 			rc.mu.Unlock()
 			return nil, err
 		}
