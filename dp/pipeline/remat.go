@@ -415,82 +415,66 @@ type cand struct {
 	c     float64
 	sub   *stepFn
 	left  *frontier
-	// sweep pointers, and whether its options are in the envelope
+	// sweep pointers
 	si, li int
-	on     bool
 }
 
 type sweeper struct {
-	cands []cand
-	bps   []int64
-	buf   []entry
-	mark  []bool
+	cands  []cand
+	events []event
+	buf    []entry
 }
 
 // sweep returns the lower envelope of the candidates: at every budget where one of them
 // changes, the Pareto set (held ascending, time strictly descending) of all their options.
 func (sw *sweeper) sweep(mmax int64) stepFn {
-	bps := sw.bps[:0]
+	// The budgets where a candidate changes, as events (budget, candidate), in order: its
+	// need, each breakpoint of its spine shifted by what it holds, each of its left sub-chain
+	// (a change below its need takes effect at its need).
+	ev := sw.events[:0]
 	for i := range sw.cands {
 		c := &sw.cands[i]
-		c.si, c.li, c.on = -1, -1, false
+		c.si, c.li = -1, -1
 		if len(c.sub.m) == 0 || c.need > mmax {
 			continue
 		}
-		bps = append(bps, c.need)
+		ev = append(ev, event{c.need, int32(i)})
 		for _, m := range c.sub.m {
-			if m+c.x <= mmax {
-				bps = append(bps, m+c.x)
+			if m+c.x <= mmax && m+c.x > c.need {
+				ev = append(ev, event{m + c.x, int32(i)})
 			}
 		}
 		if c.left != nil {
 			for _, m := range c.left.mem {
-				if m <= mmax {
-					bps = append(bps, m)
+				if m <= mmax && m > c.need {
+					ev = append(ev, event{m, int32(i)})
 				}
 			}
 		}
 	}
-	if mmax <= 1<<16 {
-		// Slotted budgets: mark them instead of sorting (the same values, ascending, once).
-		if len(sw.mark) < int(mmax)+1 {
-			sw.mark = make([]bool, mmax+1)
+	sort.Slice(ev, func(i, j int) bool {
+		if ev[i].m != ev[j].m {
+			return ev[i].m < ev[j].m
 		}
-		for _, m := range bps {
-			sw.mark[m] = true
-		}
-		bps = bps[:0]
-		for m := int64(0); m <= mmax; m++ {
-			if sw.mark[m] {
-				bps = append(bps, m)
-				sw.mark[m] = false
-			}
-		}
-	} else {
-		sort.Slice(bps, func(i, j int) bool { return bps[i] < bps[j] })
-	}
-	sw.bps = bps
+		return ev[i].c < ev[j].c
+	})
+	sw.events = ev
 	// Every candidate's options only get better as m grows (its spine's lists are cumulative
 	// Pareto sets, its left sub-chain's time does not increase), so the envelope at m is the
-	// envelope at the previous budget merged with the options of the candidates that changed.
+	// envelope at the previous budget merged with the options of the candidates that changed
+	// there.
 	var out stepFn
 	var acc []entry
-	prev := int64(-1)
-	for _, m := range bps {
-		if m == prev {
-			continue
-		}
-		prev = m
+	for i := 0; i < len(ev); {
+		m := ev[i].m
 		changed := false
-		for i := range sw.cands {
-			c := &sw.cands[i]
-			if len(c.sub.m) == 0 || m < c.need {
-				continue
+		for ; i < len(ev) && ev[i].m == m; i++ {
+			if i > 0 && ev[i-1].m == m && ev[i-1].c == ev[i].c {
+				continue // the same candidate twice at m
 			}
-			moved := false
+			c := &sw.cands[ev[i].c]
 			for c.si+1 < len(c.sub.m) && c.sub.m[c.si+1]+c.x <= m {
 				c.si++
-				moved = true
 			}
 			if c.si < 0 {
 				continue
@@ -499,17 +483,12 @@ func (sw *sweeper) sweep(mmax int64) stepFn {
 			if c.left != nil {
 				for c.li+1 < len(c.left.mem) && c.left.mem[c.li+1] <= m {
 					c.li++
-					moved = true
 				}
 				if c.li < 0 {
 					continue
 				}
 				lv = c.left.val[c.li]
 			}
-			if !moved && c.on {
-				continue
-			}
-			c.on = true
 			buf := sw.buf[:0]
 			for ei, en := range c.sub.lists[c.si] {
 				buf = append(buf, entry{held: c.xb + en.held, t: c.c + en.t + lv, cand: c.kind, sub: int32(c.si), subE: int32(ei)})
@@ -519,13 +498,18 @@ func (sw *sweeper) sweep(mmax int64) stepFn {
 			acc, kept = mergePareto(acc, buf)
 			changed = changed || kept
 		}
-		if !changed {
-			continue
+		if changed {
+			out.m = append(out.m, m)
+			out.lists = append(out.lists, acc)
 		}
-		out.m = append(out.m, m)
-		out.lists = append(out.lists, acc)
 	}
 	return out
+}
+
+// event is a budget at which candidate c of a sweep changes.
+type event struct {
+	m int64
+	c int32
 }
 
 // mergePareto returns the Pareto set (held ascending, time strictly descending) of two lists
