@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/dp"
 	pl "github.com/memsched/memsched/instances/pipeline"
 	vpl "github.com/memsched/memsched/verify/pipeline"
 )
@@ -69,4 +70,32 @@ func TestStoreAllMemory(t *testing.T) {
 			require.False(t, ref.Feasible, "%d: fits below", k)
 		}
 	}
+}
+
+// TestOneGPUPlan: the planner on one GPU under 1F1B is §1's optimum times m — storing
+// everything (m·Σ(u_f + u_b) when it fits) and with rotor's persistent class (m × the exact
+// C_MP optimum in M − Σw; the loss gradient is 0, so §1's and §7's counts agree).
+func TestOneGPUPlan(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 9))
+	checked := 0
+	for k := range 300 {
+		p := pl.RandomTiny(r, k)
+		p.GPUs, p.Schedule = 1, pl.OneFOneB
+		var w int64
+		for _, st := range p.Chain.Stages {
+			w += st.W
+		}
+		got := optimum(t, p, Options{Remat: true})
+		want := math.Inf(1)
+		if p.Memory-w >= p.Chain.A0 {
+			ref, err := dp.SolvePersistent(p.Chain, p.Memory-w, dp.Options{Exact: true})
+			require.NoError(t, err)
+			if ref.Feasible {
+				want = float64(p.MicroBatches) * ref.Makespan
+				checked++
+			}
+		}
+		require.Equal(t, want, got, "%d", k)
+	}
+	require.Greater(t, checked, 50)
 }
