@@ -27,10 +27,10 @@ func classCosts(p *pl.Problem, o Options, maxS int, ub float64) (up, lo partCost
 		return sa, nil, true, 0, "", nil
 	}
 	sMin := partStarts(p, ub)
-	u, l, exact, q, err := newRematCosts(p, o, o.Slots, maxS, sMin, true)
+	u, l, exact, q, err := newRematCosts(p, o, o.Slots, maxS, sMin, ub, true)
 	if err != nil && o.Slots == 0 && !o.Exact && tooLarge(err) {
 		note = fmt.Sprintf("the exact tables are too large (%v): %d slots instead", err, dp.DefaultSlots)
-		u, l, exact, q, err = newRematCosts(p, o, dp.DefaultSlots, maxS, sMin, true)
+		u, l, exact, q, err = newRematCosts(p, o, dp.DefaultSlots, maxS, sMin, ub, true)
 	}
 	if err != nil {
 		return nil, nil, false, 0, note, err
@@ -115,9 +115,9 @@ func rematSeed(p *pl.Problem, o Options, maxS int, sm *sim) ([]int, float64, err
 		first = e + 1
 	}
 	slots := o.Slots
-	u, _, _, _, err := newRematCosts(p, o, slots, maxS, sMin, false)
+	u, _, _, _, err := newRematCosts(p, o, slots, maxS, sMin, math.Inf(1), false)
 	if err != nil && slots == 0 && !o.Exact && tooLarge(err) {
-		u, _, _, _, err = newRematCosts(p, o, dp.DefaultSlots, maxS, sMin, false)
+		u, _, _, _, err = newRematCosts(p, o, dp.DefaultSlots, maxS, sMin, math.Inf(1), false)
 	}
 	if err != nil {
 		return nil, 0, err

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/memsched/memsched/dp"
 	pl "github.com/memsched/memsched/instances/pipeline"
@@ -40,10 +41,10 @@ func Evaluate(p *pl.Problem, cuts []int, o Options) (*Result, error) {
 			sMin[e] = first
 			first = e + 1
 		}
-		u, _, exact, q, err := newRematCosts(p, o, o.Slots, len(cuts), sMin, false)
+		u, _, exact, q, err := newRematCosts(p, o, o.Slots, len(cuts), sMin, math.Inf(1), false)
 		if err != nil && o.Slots == 0 && !o.Exact && tooLarge(err) {
 			res.Note = fmt.Sprintf("the exact tables are too large (%v): %d slots instead", err, dp.DefaultSlots)
-			u, _, exact, q, err = newRematCosts(p, o, dp.DefaultSlots, len(cuts), sMin, false)
+			u, _, exact, q, err = newRematCosts(p, o, dp.DefaultSlots, len(cuts), sMin, math.Inf(1), false)
 		}
 		if err != nil {
 			return nil, err

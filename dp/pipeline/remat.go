@@ -60,8 +60,10 @@ type rematCosts struct {
 	b      []float64 // at ((s−1)*L + e−1)*len(ns) + index of n; +Inf: nothing fits
 	mu     sync.Mutex
 	spines map[int][]stepFn // the spine tables kept for sequences (upper costs only)
-	// sMin[e], when set, is the first stage of the longest part ending at e worth answering.
-	sMin []int
+	// sMin[e], when set, is the first stage of the longest part ending at e worth answering;
+	// upper the upper bound it comes from (+Inf: none).
+	sMin  []int
+	upper float64
 	// stop and deadline end the fill early (ErrStopped).
 	stop     <-chan struct{}
 	deadline time.Time
@@ -113,7 +115,7 @@ const maxSpineEntries = 1 << 22
 
 // newRematCosts builds the class's costs (and the lower ones when slotted): exact in bytes
 // when slots is 0, else with that many slots over M.
-func newRematCosts(p *pl.Problem, o Options, slots, maxS int, sMin []int, wantLower bool) (up, lo partCosts, exact bool, q int64, err error) {
+func newRematCosts(p *pl.Problem, o Options, slots, maxS int, sMin []int, ub float64, wantLower bool) (up, lo partCosts, exact bool, q int64, err error) {
 	c := p.Chain
 	budget := p.Memory + c.A0 // the C_MP tables then cover M beside a^{s−1} for every s
 	// The left sub-chains lie inside the parts the tables answer: a banded C_MP table is
@@ -133,7 +135,7 @@ func newRematCosts(p *pl.Problem, o Options, slots, maxS int, sMin []int, wantLo
 		if err != nil {
 			return nil, nil, false, 0, err
 		}
-		u, err := buildRemat(p, o, maxS, sMin, false, 1, func(s, tt int) frontier {
+		u, err := buildRemat(p, o, maxS, sMin, ub, false, 1, func(s, tt int) frontier {
 			if span > 0 && tt-s >= span {
 				return frontier{}
 			}
@@ -166,7 +168,7 @@ func newRematCosts(p *pl.Problem, o Options, slots, maxS int, sMin []int, wantLo
 			return nil, nil, false, 0, fmt.Errorf("pipeline: internal error: slot sizes %d and %d", q, tl.SlotSize())
 		}
 	}
-	u, err := buildRemat(p, o, maxS, sMin, false, q, rowFrontier(tu))
+	u, err := buildRemat(p, o, maxS, sMin, ub, false, q, rowFrontier(tu))
 	if err != nil {
 		return nil, nil, false, 0, err
 	}
@@ -174,7 +176,7 @@ func newRematCosts(p *pl.Problem, o Options, slots, maxS int, sMin []int, wantLo
 	if !wantLower {
 		return u, nil, false, q, nil
 	}
-	l, err := buildRemat(p, o, maxS, sMin, true, q, rowFrontier(tl))
+	l, err := buildRemat(p, o, maxS, sMin, ub, true, q, rowFrontier(tl))
 	if err != nil {
 		return nil, nil, false, 0, err
 	}
@@ -197,9 +199,9 @@ func rowFrontier(t *dp.Persistent) func(s, t int) frontier {
 	}
 }
 
-func buildRemat(p *pl.Problem, o Options, maxS int, sMin []int, lower bool, q int64, left func(s, t int) frontier) (*rematCosts, error) {
+func buildRemat(p *pl.Problem, o Options, maxS int, sMin []int, ub float64, lower bool, q int64, left func(s, t int) frontier) (*rematCosts, error) {
 	rc := newRematSizes(p, lower, q, left)
-	rc.sMin = sMin
+	rc.sMin, rc.upper = sMin, ub
 	rc.stop, rc.deadline = o.Stop, o.Deadline
 	if err := rc.fill(maxS); err != nil {
 		return nil, err
@@ -211,7 +213,7 @@ func buildRemat(p *pl.Problem, o Options, maxS int, sMin []int, lower bool, q in
 func newRematSizes(p *pl.Problem, lower bool, q int64, left func(s, t int) frontier) *rematCosts {
 	c := p.Chain
 	L := p.L()
-	rc := &rematCosts{p: p, L: L, lower: lower, q: q, mmax: p.Memory / q, spines: map[int][]stepFn{}}
+	rc := &rematCosts{p: p, L: L, lower: lower, q: q, mmax: p.Memory / q, spines: map[int][]stepFn{}, upper: math.Inf(1)}
 	n := L + 2
 	rc.A, rc.Abar, rc.D, rc.OF, rc.OB = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 	rc.ab, rc.abarb = make([]int64, n), make([]int64, n)
@@ -313,6 +315,28 @@ func (rc *rematCosts) halted() bool {
 	return !rc.deadline.IsZero() && time.Now().After(rc.deadline)
 }
 
+// caps returns the time and held bytes past which a spine option is of no use: tcap = ub/m
+// (a GPU runs its part m times, so a part slower than that is in no plan at least as fast as
+// the upper bound ub, as for from), and hcap = M/(n−1) for the least in-flight count n ≥ 2 of
+// the positions (an option holding more does not fit there), with keepLast when a position
+// holds one micro-batch (it needs the fastest option, whatever it holds).
+func (rc *rematCosts) caps() (tcap float64, hcap int64, keepLast bool) {
+	tcap = math.Inf(1)
+	if !math.IsInf(rc.upper, 1) {
+		tcap = rc.upper / float64(rc.p.MicroBatches) * (1 + 1e-9)
+	}
+	hcap = rc.p.Memory
+	for _, n := range rc.ns {
+		if n == 1 {
+			keepLast = true
+		} else {
+			hcap = rc.p.Memory / int64(n-1)
+			break
+		}
+	}
+	return tcap, hcap, keepLast
+}
+
 // from returns the first stage of the longest part ending at e that the tables answer: parts
 // that start before cannot be in a plan faster than the search's upper bound (sMin).
 func (rc *rematCosts) from(e int) int {
@@ -365,6 +389,7 @@ func (rc *rematCosts) spineStop(e int, stoppable bool) ([]stepFn, error) {
 		}
 	}
 	sw := &sweeper{}
+	sw.tcap, sw.hcap, sw.keepLast = rc.caps()
 	total := 0
 	for p := v - 1; p >= rc.from(e); p-- {
 		if stoppable && rc.halted() {
@@ -423,6 +448,10 @@ type sweeper struct {
 	cands  []cand
 	events []event
 	buf    []entry
+	// tcap and hcap drop options no query can use (rematCosts.caps).
+	tcap     float64
+	hcap     int64
+	keepLast bool
 }
 
 // sweep returns the lower envelope of the candidates: at every budget where one of them
@@ -491,11 +520,16 @@ func (sw *sweeper) sweep(mmax int64) stepFn {
 			}
 			buf := sw.buf[:0]
 			for ei, en := range c.sub.lists[c.si] {
-				buf = append(buf, entry{held: c.xb + en.held, t: c.c + en.t + lv, cand: c.kind, sub: int32(c.si), subE: int32(ei)})
+				if t := c.c + en.t + lv; t <= sw.tcap {
+					buf = append(buf, entry{held: c.xb + en.held, t: t, cand: c.kind, sub: int32(c.si), subE: int32(ei)})
+				}
 			}
 			sw.buf = buf
 			var kept bool
 			acc, kept = mergePareto(acc, buf)
+			if kept {
+				acc = sw.capHeld(acc)
+			}
 			changed = changed || kept
 		}
 		if changed {
@@ -504,6 +538,25 @@ func (sw *sweeper) sweep(mmax int64) stepFn {
 		}
 	}
 	return out
+}
+
+// capHeld drops the options that hold more than hcap: no GPU with two micro-batches or more in
+// flight can use them, and a GPU with one wants the fastest option only, the list's last
+// (kept when keepLast). The parents only add held bytes and a constant time, so what is
+// dropped here could never be chosen above either.
+func (sw *sweeper) capHeld(l []entry) []entry {
+	i := sort.Search(len(l), func(k int) bool { return l[k].held > sw.hcap })
+	if i == len(l) {
+		return l
+	}
+	if sw.keepLast && i < len(l)-1 {
+		l[i] = l[len(l)-1]
+		return l[:i+1]
+	}
+	if !sw.keepLast {
+		return l[:i]
+	}
+	return l
 }
 
 // event is a budget at which candidate c of a sweep changes.
