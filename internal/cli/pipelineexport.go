@@ -78,7 +78,7 @@ func withPipelineExport(cmd *cobra.Command, io *IO) *cobra.Command {
 		if form == "contiguous" && c.Flags().Changed("objective") {
 			return usageErrorf("export: --objective goes with --model allocation (the contiguous model's objective is the makespan)")
 		}
-		p, _, err := pipelineProblem("export", get("chain"), gpus, get("mem"), get("bandwidth"), m, order)
+		p, _, err := pipelineProblem("export", get("chain"), gpus, get("mem"), get("bandwidth"), m, order, 1)
 		if err != nil {
 			return err
 		}
