@@ -17,10 +17,13 @@ py=${PYTHON:-python3}
 export PYTHONPATH=$PWD/python MEMSCHED_BIN=${MEMSCHED_BIN:-$PWD/bin/memsched-gpu}
 [ -x "$MEMSCHED_BIN" ] || MEMSCHED_BIN=$PWD/bin/memsched
 export MEMSCHED_TORCH_CACHE=$out/plan-cache
+# per-command limits (seconds): the GPU run fits ~4 minutes in all; the CPU dry run is slow
 if [ "${1:-}" = --cpu ]; then
 	dev=cpu model=(--model transformer --layers 4 --hidden 64 --heads 4 --seq 32 --batch 4) it=3 amp=()
+	t_train=${T_TRAIN:-600} t_peers=${T_PEERS:-900}
 else
 	dev=cuda model=(--model transformer --layers 12 --hidden 1024 --heads 16 --seq 512 --batch 8) it=20 amp=(--amp)
+	t_train=${T_TRAIN:-40} t_peers=${T_PEERS:-100}
 fi
 "$py" -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')" | tee "$out/env.txt"
 "$MEMSCHED_BIN" version | tee -a "$out/env.txt"
@@ -36,14 +39,14 @@ echo "link: $bw" | tee -a "$out/env.txt"
 for run in remat:sgd:0.5 remat:adam:0.5 act-offload:adam:0.75 remat-offload:adam:0.5; do
 	IFS=: read -r lever opt frac <<<"$run"
 	{
-		timeout 30 "$py" -m memsched_torch train --device "$dev" "${model[@]}" --iterations "$it" --optimizer "$opt" \
+		timeout "$t_train" "$py" -m memsched_torch train --device "$dev" "${model[@]}" --iterations "$it" --optimizer "$opt" \
 			--mem-fraction "$frac" --bandwidth "$bw" --lever "$lever" "${amp[@]}" --json >"$out/train-$lever-$opt.json" \
 			2>"$out/train-$lever-$opt.err"
 		echo "train $lever $opt: exit $? $(tail -c 300 "$out/train-$lever-$opt.err" | tr '\n' ' ')"
 	}
 done
 # rows are written as they complete (--out): a timeout keeps the finished ones; torch.compile last
-timeout 110 "$py" -m memsched_torch.peers --device "$dev" "${model[@]}" --iterations 5 --repeat 3 --compile-budgets 0.5 \
+timeout "$t_peers" "$py" -m memsched_torch.peers --device "$dev" "${model[@]}" --iterations 5 --repeat 3 --compile-budgets 0.5 \
 	--out "$out/peers.json" >/dev/null 2>"$out/peers.err"
 echo "peers: exit $?"
 "$py" - "$out" <<'PY'
