@@ -6,6 +6,8 @@ Commands:
            remat + offloading schedule (memsched remat-offload) for one iteration
   plan     profile, ask memsched certify for the best schedule under a budget, execute, compare
   train    train N iterations through memsched_torch.Scheduled beside plain training (bitwise)
+  pipeline profile per micro-batch, ask memsched pipeline for a plan over P GPUs, run it with
+           torch.distributed.pipelining (one process per GPU), compare with one-process training
 
 Examples:
   python -m memsched_torch profile --model resnet18 --batch 8 --image 224 -o r18.json
@@ -322,6 +324,13 @@ def main(argv=None):
     from . import train
 
     train.add_parser(sub)
+    from . import pipeline
+
+    p = sub.add_parser("pipeline", help="plan pipelined model parallelism with memsched, run it, compare",
+                       description=pipeline.DESCRIPTION, epilog=pipeline.EPILOG)
+    _model_args(p)
+    pipeline.add_arguments(p)
+    p.set_defaults(fn=pipeline.command)
 
     args = ap.parse_args(argv)
     from .binary import BinaryError

@@ -84,18 +84,22 @@ def time_stage(mod, x, runs, device, grad=True, amp=None):
     return statistics.median(fwd), statistics.median(bwd)
 
 
-def memory_stage(mod, x, device, grad=True, amp=None):
+def memory_stage(mod, x, device, grad=True, amp=None, accumulate=False):
     """Sizes and overheads of one stage on input x (see the module comment). Returns the stage
     fields and the output (detached), from the F_all run. grad=False: the input gets no
     gradient (the first stage of a batch that does not require one); amp: the autocast state
-    (remat.amp_state) the stage runs under."""
+    (remat.amp_state) the stage runs under. accumulate: the backward adds into parameter
+    gradients that already exist (every micro-batch of a pipeline, whose ranks keep their
+    gradients allocated), and each new weight gradient, a temporary as large as the weight until
+    autograd has added it, is counted in o_b (the pipeline's ranks count it too)."""
     cuda = device.type == "cuda"
     params = [p for p in mod.parameters()]
     for p in params:
-        p.grad = None  # accumulating into an existing gradient would allocate a temporary
+        # Without accumulate none exists: autograd then takes the new gradient as .grad.
+        p.grad = torch.zeros_like(p) if accumulate and p.requires_grad else None
     tr = StorageTracker(device)
     alloc = {}
-    with tr, tr.parameter_gradients_excluded(params):
+    with tr, tr.parameter_gradients_excluded(params, incoming=not accumulate):
         tr.count(x)
         # F without autograd.
         base = tr.current
@@ -134,7 +138,7 @@ def memory_stage(mod, x, device, grad=True, amp=None):
         # bound, as 004 counts a gradient (allocated beforehand, so out from its allocation on).
         at = AllocatorTracker(device) if cuda else None
         with at or contextlib.nullcontext(), \
-                at.parameter_gradients_excluded(params) if at else contextlib.nullcontext():
+                at.parameter_gradients_excluded(params) if at and not accumulate else contextlib.nullcontext():
             if y.requires_grad:
                 torch.autograd.backward(y, g, retain_graph=True)
         dprev = storage_bytes(xi.grad) if xi.grad is not None else 0
@@ -152,11 +156,12 @@ def memory_stage(mod, x, device, grad=True, amp=None):
     return st, out
 
 
-def profile_net(net, x, runs=3, input_grad=None, amp=None):
+def profile_net(net, x, runs=3, input_grad=None, amp=None, accumulate=False):
     """Profile every stage of net on input x; returns a schedule.Chain (bytes, seconds). The
     net's buffers (BatchNorm running statistics) and gradients are as before afterwards.
     input_grad: whether the first stage computes δ^0 (default: for a floating input); amp: the
-    autocast state (remat.amp_state) every stage runs under."""
+    autocast state (remat.amp_state) every stage runs under; accumulate: o_b as when gradients
+    accumulate over micro-batches (memory_stage)."""
     device = x.device
     grad0 = _needs_grad(x) if input_grad is None else bool(input_grad) and _needs_grad(x)
     state = net.state()
@@ -166,7 +171,7 @@ def profile_net(net, x, runs=3, input_grad=None, amp=None):
         for l, (name, mod) in enumerate(zip(net.names, net.modules), 1):
             grad = grad0 or l > 1
             uf, ub = time_stage(mod, cur, runs, device, grad, amp)
-            st, out = memory_stage(mod, cur, device, grad, amp)
+            st, out = memory_stage(mod, cur, device, grad, amp, accumulate=accumulate)
             stages.append(Stage(name=name, uf=uf, ub=ub, **st))
             cur = out
     finally:

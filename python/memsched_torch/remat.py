@@ -238,7 +238,7 @@ class Executor:
     storages of ā^ℓ (the tensors its graph saved and its output, the input's and parameters'
     storages excepted) in `tapes[ℓ]`."""
 
-    def __init__(self, net, x, free="model", tracker=None, capture=False, input_grad=None, amp=None):
+    def __init__(self, net, x, free="model", tracker=None, capture=False, input_grad=None, amp=None, loss=True):
         if free not in ("model", "eager"):
             raise ValueError(f"free={free!r}: want model or eager")
         self.net = net
@@ -258,6 +258,9 @@ class Executor:
         self.capture = capture
         self.delta, self.t = None, self.n
         self.loss = None
+        # A pipeline part (pipestage.PartExecutor): its last module is the loss only on the last
+        # rank, and its backward starts from the δ it is given.
+        self.has_loss = loss
         self._skip = {p.untyped_storage()._cdata for p in net.parameters()}
 
     def input_of(self, l, where):
@@ -283,7 +286,7 @@ class Executor:
                                  if st._cdata not in skip and st.device.type == self.device.type]
             else:
                 y = self.fw(l, xi, True)
-            if l == self.n:
+            if l == self.n and self.has_loss:
                 self.loss = float(y.detach())
             self.full[l] = (xi, y)
             old = self.plain.pop(l, None)
@@ -307,8 +310,8 @@ class Executor:
             raise ExecutionError(f"{where}: δ^{l} or ā^{l} is not stored")
         xi, y = self.full.pop(l)
         self.tapes.pop(l, None)
-        if l == self.n:
-            self.delta = torch.ones_like(y)
+        if l == self.n and self.delta is None:
+            self.delta = torch.ones_like(y)  # the loss gradient δ^{L+1}, unless given
         if y.requires_grad:
             torch.autograd.backward(y, self.delta, retain_graph=(self.free == "model"))
         d = xi.grad if xi.requires_grad else None

@@ -103,20 +103,22 @@ class StorageTracker(TorchDispatchMode):
         self._ignore(st, key)
 
     @contextlib.contextmanager
-    def parameter_gradients_excluded(self, params):
+    def parameter_gradients_excluded(self, params, incoming=True):
         """While active, each parameter's .grad is excluded as soon as autograd has accumulated
         it (register_post_accumulate_grad_hook), and so is the gradient autograd computes for it
         before accumulating (a tensor hook on the parameter): when .grad already exists (the
         second micro-batch of a gradient accumulation), that is a temporary of the parameter's
         size which autograd adds into .grad — parameter-gradient memory, which memsched's budget
         counts as allocated beforehand (without this, ResNet-18's layer4 convolution counted
-        9.4 MB in a stage's backward)."""
-        def incoming(g):
+        9.4 MB in a stage's backward). incoming=False counts that temporary as the backward's
+        (the pipeline: its profile's o_b holds it, and a GPU's M is everything it holds)."""
+        def incoming_grad(g):
             self.exclude(g)
 
         handles = [p.register_post_accumulate_grad_hook(lambda p: self.exclude(p.grad))
                    for p in params if p.requires_grad]
-        handles += [p.register_hook(incoming) for p in params if p.requires_grad]
+        if incoming:
+            handles += [p.register_hook(incoming_grad) for p in params if p.requires_grad]
         try:
             yield
         finally:
@@ -285,9 +287,18 @@ class AllocatorTracker:
 
     @contextlib.contextmanager
     def parameter_gradients_excluded(self, params):
-        handles = [p.register_post_accumulate_grad_hook(
-            lambda p: self._close(cuda_block(p.grad.untyped_storage().nbytes())))
-            for p in params if p.requires_grad]
+        """Each gradient out once, at the accumulation that allocated it: a parameter's first
+        accumulation when it had no .grad on entry (later ones add into it: micro-batches)."""
+        fresh = {id(p) for p in params if p.requires_grad and p.grad is None}
+
+        def hook(p):
+            if id(p) in fresh:
+                fresh.discard(id(p))
+                self._close(cuda_block(p.grad.untyped_storage().nbytes()))
+            else:
+                self._close(0)
+
+        handles = [p.register_post_accumulate_grad_hook(hook) for p in params if p.requires_grad]
         try:
             yield
         finally:
