@@ -25,7 +25,8 @@ DESCRIPTION = ("Profile the model per micro-batch, ask `memsched pipeline` for t
                "torch.distributed.pipelining over one process per used GPU (gloo on CPU, NCCL on CUDA), and "
                "print each rank's predicted and measured peak, the predicted and measured makespan, and whether "
                "the gradients equal one-process training of the same micro-batches.")
-EPILOG = ("--batch is the micro-batch size: one iteration trains batch × m samples. --mem-fraction F: the budget "
+EPILOG = ("--batch is the micro-batch size: one iteration trains batch × m samples; every rank runs --threads torch "
+          "threads (default 1, also for the one-process referee). --mem-fraction F: the budget "
           "of every GPU is F × the peak of the whole model on one GPU (store-all, the same m and schedule). "
           "Exit status: 0 done and the gradients equal, 1 the run failed or the gradients differ, 2 bad input "
           "(one line on stderr, before anything runs).")
@@ -42,10 +43,10 @@ def add_arguments(p):
     p.add_argument("--mem-fraction", type=float,
                    help="M as a fraction of the whole model's store-all peak on one GPU (same m and schedule)")
     p.add_argument("--schedule", default="1f1b", help="1f1b (Schedule1F1B) or gpipe (ScheduleGPipe); default 1f1b")
-    p.add_argument("--remat", default="none", help="none (store everything) or stage (memsched plans recomputation "
-                   "inside each GPU's part); default none")
-    p.add_argument("--bandwidth", help="link between consecutive GPUs, each direction (e.g. 25GB/s; default 1PB/s: "
-                   "free links, the most memsched accepts)")
+    p.add_argument("--remat", default="stage", help="stage (memsched may plan recomputation inside each GPU's part, "
+                   "as memsched pipeline's default) or none (every part stores everything); default stage")
+    p.add_argument("--bandwidth", default="inf", help="link between consecutive GPUs, each direction (e.g. 25GB/s; "
+                   "default inf: free links)")
     p.add_argument("--algo", help="the planner result to run (default: the fastest verified feasible one)")
     p.add_argument("--free", default="model", help="model: every part keeps ā^ℓ to the end of B^ℓ, as memsched's model "
                    "(SPEC §1) counts; eager: autograd frees saved tensors as it goes, PyTorch's way (lower); default "
@@ -69,7 +70,9 @@ def add_arguments(p):
 
 
 def parse_rate(text):
-    """'25GB/s', '1e9' (B/s) -> bytes per second."""
+    """'25GB/s', '1e9' (B/s), 'inf' (free links) -> bytes per second."""
+    if str(text).strip().lower() in ("inf", "infinity"):
+        return math.inf
     m = re.match(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*([KMGTP]i?B|B)?(/s)?\s*$", str(text))
     if not m or (m.group(2) and not m.group(3)):
         raise ScheduleError(f"--bandwidth {text!r}: want a rate such as 25GB/s")
@@ -108,7 +111,7 @@ def check_args(args):
         raise ScheduleError(f"--free {args.free!r}: want model or eager")
     if args.runtime not in RUNTIMES:
         raise ScheduleError(f"--runtime {args.runtime!r}: want {', '.join(RUNTIMES)}")
-    args.rate = parse_rate(args.bandwidth) if args.bandwidth else 1e15
+    args.rate = parse_rate(args.bandwidth)
     if not args.timeout > 0:
         raise ScheduleError(f"--timeout {args.timeout}: want a positive number of seconds")
     if args.time_limit is not None and not args.time_limit > 0:
@@ -343,7 +346,7 @@ def execute(setup, parts, schedule, runtime="auto", runs=1, timeout=600.0, solo=
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def rank_rows(results, predicted, rep, m, schedule, seqs=None):
+def rank_rows(results, predicted, rep, m, schedule, seqs=None, recompute=None):
     """The report's ranks: stages, predicted and measured peaks, and what explains them."""
     S = len(results)
     rows = []
@@ -358,6 +361,7 @@ def rank_rows(results, predicted, rep, m, schedule, seqs=None):
             "peak_step": r.peak_step, "params_bytes": r.params_bytes,
             "held": part.held, "in_flight": min(m, S - k) if schedule == "1f1b" else m,
             "sequence": " ".join(map(str, seqs[k])) if seqs and seqs[k] else "store-all",
+            "recompute": bool(recompute[k]) if recompute else None,
             "allocator_peak_lower": r.allocator_peak_lower,
         })
     return rows
@@ -376,9 +380,9 @@ def run(args):
         chain_path = args.chain_out or os.path.join(tmp, "chain.json")
         with open(chain_path, "w") as f:
             json.dump(chain.to_json(), f, indent=2)
-        cmd = ["pipeline", "--chain", chain_path, "--gpus", str(P), "--mem", f"{budget}B",
-               "--bandwidth", f"{args.rate:.17g}B/s", "--micro-batches", str(m), "--schedule", args.schedule,
-               "--remat", args.remat]
+        rate = "inf" if math.isinf(args.rate) else f"{args.rate:.17g}B/s"
+        cmd = ["pipeline", "--chain", chain_path, "--gpus", str(P), "--mem", f"{budget}B", "--bandwidth", rate,
+               "--micro-batches", str(m), "--schedule", args.schedule, "--remat", args.remat]
         if args.time_limit:
             cmd += ["--time-limit", str(args.time_limit)]
         out = binary.run_json(*cmd, binary=args.exe)
@@ -400,14 +404,15 @@ def run(args):
         "input": list(st.net.input_shape), "chain_stages": len(chain), "device": str(st.device),
         "backend": "nccl" if st.device.type == "cuda" else "gloo", "threads_per_rank": st.threads,
         "schedule": args.schedule, "remat": args.remat, "free": args.free, "runtime": runtime, "runtime_note": note,
-        "budget": budget, "bandwidth": args.rate, "one_gpu_peak": one.peaks[0],
+        "budget": budget, "bandwidth": None if math.isinf(args.rate) else args.rate, "one_gpu_peak": one.peaks[0],
         "algo": res.get("algo"), "verified": res.get("verified"), "period": res.get("period"),
         "lower_bounds": out.get("lower_bounds") or [],
         "predicted_makespan": res.get("makespan"), "replayed_makespan": rep.makespan,
         "measured_makespan": piperun.measured_makespan(results), "measured_makespans": piperun.makespans(results),
         "grads_match": bitwise or rel <= GRAD_TOL, "grads_bitwise": bitwise, "max_rel_diff": rel,
         "grads_detail": detail,
-        "ranks": rank_rows(results, res.get("peak_memory"), rep, m, args.schedule, [s for _, _, s in parts]),
+        "ranks": rank_rows(results, res.get("peak_memory"), rep, m, args.schedule, [s for _, _, s in parts],
+                           res.get("recompute")),
     }
 
 
@@ -418,16 +423,19 @@ def print_report(r, out):
     w(f"plan        memsched pipeline --algo {r['algo']}: {r['stages_used']} of {r['gpus']} GPU(s), {r['schedule']}, "
       f"remat {r['remat']}, M = {fmt_bytes(r['budget'])} ({r['budget']} B) per GPU\n")
     for b in r["lower_bounds"]:
-        w(f"bound       {b.get('value')} s ({b.get('certified_by')}; {b.get('scope')})\n")
+        v = b.get("value")
+        val = f"{v * 1e3:.1f} ms" if v is not None else "no plan fits"
+        w(f"bound       {b.get('name', '')}: {val} ({b.get('certified_by')}; scope: {b.get('scope')})\n")
     note = f" ({r['runtime_note']})" if r["runtime_note"] else ""
     w(f"runtime     {r['runtime']} over {r['backend']}, one process per stage, {r['threads_per_rank']} thread(s) "
       f"each{note}\n")
-    w(f"{'rank':<6}{'stages':<10}{'predicted':>14}{'measured':>14}{'':>10}  peak at\n")
+    w(f"{'rank':<6}{'stages':<9}{'part':<11}{'predicted':>12}{'measured':>12}{'':>10}  peak at\n")
     for k in r["ranks"]:
         st = f"{k['stages'][0]}–{k['stages'][1]}"
+        part = "recomputes" if k["recompute"] else "store-all"
         pred = fmt_bytes(k["predicted_peak"]) if k["predicted_peak"] is not None else "n/a"
         err = f"{100 * k['error']:+.1f} %" if k["error"] is not None else ""
-        w(f"{k['rank']:<6}{st:<10}{pred:>14}{fmt_bytes(k['measured_peak']):>14}{err:>10}  {k['peak_step']}\n")
+        w(f"{k['rank']:<6}{st:<9}{part:<11}{pred:>12}{fmt_bytes(k['measured_peak']):>12}{err:>10}  {k['peak_step']}\n")
     pm, mm = r["predicted_makespan"], r["measured_makespan"]
     w(f"makespan    predicted {pm * 1e3:.1f} ms, measured {mm * 1e3:.1f} ms (median of the timed steps)\n")
     g = "equal to one-process training (bitwise)" if r["grads_bitwise"] else (

@@ -25,7 +25,7 @@ one transfer at a time, size/β each.
 import math
 from dataclasses import dataclass, field
 
-from .schedule import Op, ScheduleError
+from .schedule import Op, ScheduleError, Stage
 
 NONE, PLAIN, FULL = 0, 1, 2
 
@@ -49,12 +49,18 @@ def store_all(first, end):
     return [Op("Fall", l) for l in range(first, end + 1)] + [Op("B", l) for l in range(end, first - 1, -1)]
 
 
+def part_end(last, L):
+    """The part's top stage: the loss L+1 on the last part, else last+1, the next GPU's
+    stand-in (memsched's convention)."""
+    return L + 1 if last == L else last + 1
+
+
 @dataclass
 class Part:
     """One part's figures for one micro-batch (the same for every micro-batch)."""
     first: int
     last: int
-    end: int  # last, or L+1 on the last part
+    end: int  # the part's top stage: L+1 on the last part, else last+1 (the next GPU)
     seq: list  # schedule.Op in chain numbers
     forward: list  # the forward phase (operations before the first B)
     backward: list
@@ -68,24 +74,39 @@ class Part:
 
 
 def replay_part(chain, first, last, seq=None, where="part"):
-    """Replay one part's sequence for one micro-batch under SPEC §7's rules; raises
-    ScheduleError naming the operation that breaks them (as memsched verify would)."""
+    """Replay one part's sequence for one micro-batch under SPEC §7's rules (store-all when seq
+    is None); raises ScheduleError naming the operation that breaks them, as memsched verify
+    would. The part's chain is stages first..last and a top stage `end`: the loss L+1 on the
+    last part, else last+1, a zero-cost stand-in for the next GPU (no time, ā and δ of 0 B)
+    whose F_all sends a^last (which must then be stored) and whose B receives δ^last and, as
+    any B, consumes a plain a^last."""
     L = len(chain) - 1
-    end = L + 1 if last == L else last
+    end = part_end(last, L)
+    virtual = last < L
     seq = list(seq) if seq else store_all(first, end)
     part = Part(first=first, last=last, end=end, seq=seq, forward=[], backward=[])
-    part.w = sum(chain.stage(l).w for l in range(first, end + 1))
+    part.w = sum(chain.stage(l).w for l in range(first, last + 1)) + (0 if virtual else chain.stage(L + 1).w)
     lo = first - 1
-    acts = {lo: PLAIN}
+    zero = Stage(name="next GPU", uf=0.0, ub=0.0, a=0, abar=0, delta=0)
+
+    def stage(l):
+        return zero if virtual and l == end else chain.stage(l)
+
+    def size_a(l):
+        return chain.size_a(l) if l == lo else stage(l).a
+
+    def size_d(l):
+        return chain.size_delta(l) if l == lo else stage(l).delta
 
     def size(l, a):
         if a == PLAIN:
-            return chain.size_a(l)
+            return size_a(l)
         if a == FULL:
-            return chain.a0 if l == 0 else chain.stage(l).abar
+            return size_a(l) if l == lo else stage(l).abar
         return 0
 
-    stored = chain.size_a(lo)
+    acts = {lo: PLAIN}
+    stored = size_a(lo)
     part.peak_f = stored
     T = None  # the current gradient δ^T; None in the forward phase
 
@@ -97,21 +118,23 @@ def replay_part(chain, first, last, seq=None, where="part"):
     for i, op in enumerate(seq):
         bad = f"{where}: sequence operation {i} ({op})"
         l = op.stage
+        if op.kind not in ("Fall", "Fck", "Fn", "B"):
+            raise ScheduleError(f"{bad}: {op.kind} is not an operation of the pipeline model")
         if not first <= l <= end:
             raise ScheduleError(f"{bad}: stage {l} is not on the part (stages {first}..{end})")
+        if virtual and l == end and op.kind not in ("Fall", "B"):
+            raise ScheduleError(f"{bad}: stage {l} stands for the next GPU here: only F_all^{l} (send a^{last}) and "
+                                f"B^{l} (receive δ^{last})")
         if T == lo:
             raise ScheduleError(f"{bad}: the sequence is already complete (δ^{lo} exists)")
         if op.kind == "B" and T is None:
-            if acts.get(last, NONE) == NONE and end == last:
-                raise ScheduleError(f"{bad}: the forward phase ends without a^{last} stored (what the next GPU "
-                                    "receives)")
-            part.held = stored
+            part.held = stored  # the backward phase starts: δ^end arrives (or is the loss gradient)
             T = end
-            stored += chain.size_delta(T)
+            stored += size_d(T)
             part.peak_b = stored
-        st = chain.stage(l)
+        st = stage(l)
         prev = acts.get(l - 1, NONE)
-        if op.kind in ("Fall", "Fck", "Fn"):
+        if op.kind != "B":
             if T is not None and l > T:
                 raise ScheduleError(f"{bad}: F^{l} after δ^{T}: stage {l} is already back-propagated")
             if prev == NONE:
@@ -129,23 +152,21 @@ def replay_part(chain, first, last, seq=None, where="part"):
                 part.f += st.uf
             else:
                 part.b += st.uf
-        elif op.kind == "B":
+        else:
             if T != l:
                 raise ScheduleError(f"{bad}: δ^{l} is not stored (the current gradient is δ^{T})")
             if acts.get(l, NONE) != FULL:
                 raise ScheduleError(f"{bad}: ā^{l} is not stored")
             if prev == NONE:
                 raise ScheduleError(f"{bad}: input a^{l - 1} is not stored")
-            mem = stored + chain.size_delta(l - 1) + st.ob
-            stored -= chain.size_delta(l)
+            mem = stored + size_d(l - 1) + st.ob
+            stored -= size_d(l)
             setact(l, NONE)
             if prev == PLAIN:
                 setact(l - 1, NONE)
             T = l - 1
-            stored += chain.size_delta(T)
+            stored += size_d(T)
             part.b += st.ub
-        else:
-            raise ScheduleError(f"{bad}: {op.kind} is not an operation of the pipeline model")
         part.memory.append(mem)
         if T is None:
             part.peak_f = max(part.peak_f, mem)
@@ -155,7 +176,6 @@ def replay_part(chain, first, last, seq=None, where="part"):
         if T is None:
             raise ScheduleError(f"{where}: the sequence has no backward phase (no B)")
         raise ScheduleError(f"{where}: the sequence ends before δ^{lo} is computed (current gradient δ^{T})")
-    # The phases by position: everything before the first B is the forward.
     nb = next(i for i, op in enumerate(seq) if op.kind == "B")
     part.forward, part.backward = seq[:nb], seq[nb:]
     return part

@@ -75,22 +75,53 @@ class _Part:
 class PartExecutor(remat.Executor):
     """remat.Executor on one part, one micro-batch: local stage i is chain stage first+i−1. Its
     input a^{first−1} is the received activation (or the data on the first part, which gets no
-    gradient); its last module is the loss only on the last part; its backward phase starts
-    from the δ^{end} it is given (the next rank's gradient, or the loss's 1)."""
+    gradient); its top stage n is the loss on the last part, else the next GPU's stand-in
+    (virtual): F_all^n sends a^{n−1} (it becomes the forward phase's output), B^n receives
+    δ^{n−1} and consumes a plain a^{n−1}, as memsched's plans write it. The backward phase
+    starts from the δ^n it is given (the loss's 1 on the last part)."""
 
-    def __init__(self, part, x, input_grad, loss, tracker=None, free="model"):
-        super().__init__(part, x, free=free, tracker=tracker, input_grad=input_grad, loss=loss)
+    def __init__(self, part, x, input_grad, virtual, tracker=None, free="model"):
+        super().__init__(part, x, free=free, tracker=tracker, input_grad=input_grad, loss=not virtual)
+        self.virtual = virtual
+        if virtual:
+            self.n += 1  # the stand-in has no module
+            self.t = self.n
+        self.sent = None  # a^{n−1} as F_all^n (virtual) sent it
+        self.sending = False  # ā^n (virtual, 0 B) stored
+
+    def forward(self, l, kind, where=""):
+        if self.virtual and l == self.n:
+            if kind != "Fall":
+                raise remat.ExecutionError(f"{where}: stage {l} stands for the next GPU: only F_all and B")
+            self.sent = self.input_of(l, where)
+            self.sending = True
+            return
+        super().forward(l, kind, where)
+
+    def backward(self, l, where=""):
+        if self.virtual and l == self.n:
+            if self.t != l or not self.sending:
+                raise remat.ExecutionError(f"{where}: δ^{l} or ā^{l} is not stored")
+            # δ^{n−1} is the received gradient (start_backward); a plain a^{n−1} is consumed.
+            self.sending = False
+            self.plain.pop(l - 1, None)
+            self.t = l - 1
+            return
+        super().backward(l, where)
 
     def start_backward(self, delta):
         self.delta, self.t = delta, self.n
 
     def output(self):
-        """a^n as the forward phase left it (the loss on the last part)."""
-        if self.n in self.plain:
-            return self.plain[self.n]
+        """What the forward phase hands on: a^{n−1} as sent (the loss a^n on the last part)."""
+        if self.virtual:
+            if self.sent is None:
+                raise remat.ExecutionError(f"the forward phase ends without sending a^{self.n - 1}")
+            out, self.sent = self.sent, None
+            return out
         if self.n in self.full:
             return self.full[self.n][1]
-        raise remat.ExecutionError(f"the forward phase ends without a^{self.n} stored")
+        raise remat.ExecutionError(f"the forward phase ends without the loss ā^{self.n}")
 
 
 class _SequenceFn(torch.autograd.Function):
@@ -98,7 +129,7 @@ class _SequenceFn(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, stage, mu, x, anchor):
-        ex = PartExecutor(stage.part, x, input_grad=stage.input_grad, loss=stage.is_last,
+        ex = PartExecutor(stage.part, x, input_grad=stage.input_grad, virtual=not stage.is_last,
                           tracker=stage.tracker, free=stage.free)
         with torch.enable_grad():
             for i, op in enumerate(stage.forward_ops):
@@ -138,9 +169,14 @@ class StageModule(nn.Module):
         L = n_chain - 1
         if not 1 <= first <= last <= L:
             raise ScheduleError(f"part [{first}, {last}] is not within stages 1..{L}")
+        from .pipemodel import part_end, store_all
+
         self.first, self.last = first, last
-        self.end = L + 1 if last == L else last
-        self.stages = nn.ModuleList(net.modules[first - 1:self.end])
+        # The top stage of the part's sequences: the loss L+1 on the last part, else last+1,
+        # the next GPU's stand-in (no module).
+        self.end = part_end(last, L)
+        self._last_part = last == L
+        self.stages = nn.ModuleList(net.modules[first - 1:last] + ([net.modules[L]] if last == L else []))
         self.seeds = seeds
         self.input_grad = first > 1
         self.calls = 0
@@ -150,8 +186,6 @@ class StageModule(nn.Module):
             raise ScheduleError(f"free={free!r}: want model or eager")
         self.free = free
         if not sequence and free == "model":
-            from .pipemodel import store_all
-
             sequence = store_all(first, self.end)
         self.sequence = None
         if sequence:
@@ -172,7 +206,7 @@ class StageModule(nn.Module):
 
     @property
     def is_last(self):
-        return self.end != self.last
+        return self._last_part
 
     def reset(self):
         """Before each iteration: the next call is micro-batch 0."""
