@@ -26,8 +26,9 @@ DESCRIPTION = ("Profile the model per micro-batch, ask `memsched pipeline` for t
                "print each rank's predicted and measured peak, the predicted and measured makespan, and whether "
                "the gradients equal one-process training of the same micro-batches.")
 EPILOG = ("--batch is the micro-batch size: one iteration trains batch × m samples; every rank runs --threads torch "
-          "threads (default 1, also for the one-process referee). --mem-fraction F: the budget "
-          "of every GPU is F × the peak of the whole model on one GPU (store-all, the same m and schedule). "
+          "threads (default 1, also for the one-process referee). --mem-fraction F: every GPU's budget is F × the "
+          "store-all floor, the least memory per GPU with which memsched stores everything on at most P GPUs "
+          "(bisection with --remat none, 0.1 %): F ≥ 1 admits a store-all plan, F < 1 makes some part recompute. "
           "Exit status: 0 done and the gradients equal, 1 the run failed or the gradients differ, 2 bad input "
           "(one line on stderr, before anything runs).")
 RUNTIMES = ("auto", "torch", "p2p")
@@ -41,7 +42,8 @@ def add_arguments(p):
     p.add_argument("--micro-batches", type=int, required=True, help="m: micro-batches per iteration")
     p.add_argument("--mem", help="every GPU's memory M (e.g. 60MiB)")
     p.add_argument("--mem-fraction", type=float,
-                   help="M as a fraction of the whole model's store-all peak on one GPU (same m and schedule)")
+                   help="M as a fraction of the least memory per GPU with which memsched stores everything on ≤ P "
+                   "GPUs (found by bisection): below 1 some part must recompute")
     p.add_argument("--schedule", default="1f1b", help="1f1b (Schedule1F1B) or gpipe (ScheduleGPipe); default 1f1b")
     p.add_argument("--remat", default="stage", help="stage (memsched may plan recomputation inside each GPU's part, "
                    "as memsched pipeline's default) or none (every part stores everything); default stage")
@@ -102,7 +104,7 @@ def check_args(args):
         if args.budget <= 0:
             raise ScheduleError(f"--mem {args.mem}: want a positive size")
     elif not 0 < args.mem_fraction <= 10:
-        raise ScheduleError(f"--mem-fraction {args.mem_fraction}: want a fraction of the one-GPU peak in (0, 10]")
+        raise ScheduleError(f"--mem-fraction {args.mem_fraction}: want a fraction of the store-all floor in (0, 10]")
     if args.schedule not in ("1f1b", "gpipe"):
         raise ScheduleError(f"--schedule {args.schedule!r}: want 1f1b or gpipe")
     if args.remat not in ("none", "stage"):
@@ -367,32 +369,70 @@ def rank_rows(results, predicted, rep, m, schedule, seqs=None, recompute=None):
     return rows
 
 
+def memsched_plan(exe, chain_path, P, budget, rate, m, schedule, remat, time_limit=None, algo=None):
+    """`memsched pipeline … --json` (its output, parsed)."""
+    from . import binary
+
+    r = "inf" if math.isinf(rate) else f"{rate:.17g}B/s"
+    cmd = ["pipeline", "--chain", chain_path, "--gpus", str(P), "--mem", f"{budget}B", "--bandwidth", r,
+           "--micro-batches", str(m), "--schedule", schedule, "--remat", remat]
+    if time_limit:
+        cmd += ["--time-limit", str(time_limit)]
+    if algo:
+        cmd += ["--algo", algo]
+    return binary.run_json(*cmd, binary=exe)
+
+
+def store_all_floor(exe, chain_path, P, m, schedule, rate, hi, time_limit=None, rel=1e-3):
+    """The least per-GPU memory at which memsched's exact planner finds a plan on ≤ P GPUs that
+    stores everything (bisection on --mem with --remat none, to `rel`; hi must admit one, e.g.
+    the whole model on one GPU). Below it every plan must recompute inside its stages."""
+
+    def fits(M):
+        out = memsched_plan(exe, chain_path, P, M, rate, m, schedule, "none", time_limit, algo="exact")
+        return any(r.get("feasible") and r.get("verified") for r in out.get("results") or [])
+
+    if not fits(hi):
+        raise ScheduleError(f"memsched pipeline finds no store-all plan at {hi} B, the whole model's one-GPU peak")
+    lo = 0
+    while hi - lo > max(1, int(rel * hi)):
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def run(args):
     """Profile, plan, run, compare; returns the report (a dict)."""
-    from . import binary, pipemodel, piperun
+    from . import pipemodel, piperun
 
     st = Setup(args)
     chain, m, P = st.chain, st.m, args.gpus
     L = len(chain) - 1
     one = pipemodel.replay(chain, [(1, L)], m, args.schedule, args.rate)
-    budget = args.budget if args.mem is not None else int(args.mem_fraction * one.peaks[0])
     with tempfile.TemporaryDirectory(prefix="memsched-plan-") as tmp:
         chain_path = args.chain_out or os.path.join(tmp, "chain.json")
         with open(chain_path, "w") as f:
             json.dump(chain.to_json(), f, indent=2)
-        rate = "inf" if math.isinf(args.rate) else f"{args.rate:.17g}B/s"
-        cmd = ["pipeline", "--chain", chain_path, "--gpus", str(P), "--mem", f"{budget}B", "--bandwidth", rate,
-               "--micro-batches", str(m), "--schedule", args.schedule, "--remat", args.remat]
-        if args.time_limit:
-            cmd += ["--time-limit", str(args.time_limit)]
-        out = binary.run_json(*cmd, binary=args.exe)
+        floor = None
+        if args.mem is not None:
+            budget = args.budget
+        else:
+            floor = store_all_floor(args.exe, chain_path, P, m, args.schedule, args.rate, one.peaks[0],
+                                    args.time_limit)
+            budget = int(args.mem_fraction * floor)
+        out = memsched_plan(args.exe, chain_path, P, budget, args.rate, m, args.schedule, args.remat,
+                            args.time_limit)
     if args.plan_out:
         with open(args.plan_out, "w") as f:
             json.dump(out, f, indent=2)
     res = choose(out, args.algo)
     if res is None:
         raise ScheduleError(f"memsched pipeline: no verified plan fits {fmt_bytes(budget)} ({budget} B) per GPU "
-                            f"on {P} GPU(s) with m = {m} (the whole model on one GPU needs {fmt_bytes(one.peaks[0])})")
+                            f"on {P} GPU(s) with m = {m}, --remat {args.remat} (the whole model on one GPU needs "
+                            f"{fmt_bytes(one.peaks[0])} storing everything)")
     parts = plan_parts(res)
     rep = pipemodel.replay(chain, [(f, l) for f, l, _ in parts], m, args.schedule, args.rate,
                            [s for _, _, s in parts])
@@ -404,7 +444,8 @@ def run(args):
         "input": list(st.net.input_shape), "chain_stages": len(chain), "device": str(st.device),
         "backend": "nccl" if st.device.type == "cuda" else "gloo", "threads_per_rank": st.threads,
         "schedule": args.schedule, "remat": args.remat, "free": args.free, "runtime": runtime, "runtime_note": note,
-        "budget": budget, "bandwidth": None if math.isinf(args.rate) else args.rate, "one_gpu_peak": one.peaks[0],
+        "budget": budget, "store_all_floor": floor, "bandwidth": None if math.isinf(args.rate) else args.rate,
+        "one_gpu_peak": one.peaks[0],
         "algo": res.get("algo"), "verified": res.get("verified"), "period": res.get("period"),
         "lower_bounds": out.get("lower_bounds") or [],
         "predicted_makespan": res.get("makespan"), "replayed_makespan": rep.makespan,
