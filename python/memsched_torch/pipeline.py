@@ -281,10 +281,10 @@ class Setup:
         # o_b with gradients accumulating over the micro-batches (every backward after the first
         # adds into .grad: each weight gradient is first a temporary).
         acc = self.m > 1 if accumulate is None else accumulate
-        self.chain = profile_net(self.net, self.mbs[0], runs=args.runs, accumulate=acc)
+        # The pipeline's input is data: PyTorch computes no gradient for it (δ^0 = 0, and the
+        # first stage's backward profiled without it).
+        self.chain = profile_net(self.net, self.mbs[0], runs=args.runs, accumulate=acc, input_grad=False)
         self.chain.name = describe(self.net, args.batch, self.device) + "; one micro-batch"
-        # The pipeline's input is data: PyTorch computes no gradient for it (δ^0 = 0).
-        self.chain.delta0 = 0
         self.shapes, self.dtypes = shapes(self.net, self.mbs[0])
 
 
