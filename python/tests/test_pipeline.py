@@ -7,18 +7,14 @@ The heavy matrix (transformer and ResNet-18, 2 and 4 processes, both schedules, 
 recomputation) is marked heavy: pytest --heavy python/tests/test_pipeline.py -k matrix."""
 
 import argparse
-import itertools
 import json
 import math
-import os
 import re
-import subprocess
 import sys
 
 import pytest
 import torch
 
-from conftest import ROOT
 from memsched_torch import models, pipemodel, pipeline
 from memsched_torch.__main__ import main
 from memsched_torch.pipestage import MicroBatchSeeds, StageModule
@@ -313,7 +309,7 @@ def test_cli_runs_memsched_plan(memsched_bin, capsys):
     check_report(r)
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.parametrize("model,remat_fraction", [
     (["--model", "transformer", "--batch", "4"], "0.5"),  # 12 layers, hidden 256, 64 tokens, dropout 0.1
     (["--model", "resnet18", "--image", "128", "--batch", "4"], "0.9"),  # no plan fits below 0.80 (P = 2)
