@@ -63,13 +63,6 @@ def add_arguments(p):
     p.add_argument("--json", action="store_true", help="JSON: grads_match, ranks (stages, predicted_peak, "
                    "measured_peak), predicted_makespan, measured_makespan, …")
 
-    def error(message):
-        # One line, as every bad input of memsched (argparse would print its usage first).
-        print(f"memsched_torch pipeline: {message}", file=sys.stderr)
-        sys.exit(2)
-
-    p.error = error
-
 
 def parse_rate(text):
     """'25GB/s', '1e9' (B/s), 'inf' (free links) -> bytes per second."""
@@ -120,9 +113,16 @@ def check_args(args):
         raise ScheduleError(f"--time-limit {args.time_limit}: want a positive number of seconds")
     if args.threads < 0:
         raise ScheduleError(f"--threads {args.threads}: want 0 (one per rank) or more")
+    from .__main__ import _writable
+
+    _writable(args.chain_out, "--chain-out")
+    _writable(args.plan_out, "--plan-out")
     import torch
 
-    dev = torch.device(args.device)
+    try:
+        dev = torch.device(args.device)
+    except RuntimeError:
+        raise ScheduleError(f"--device {args.device!r}: want cpu or cuda") from None
     if dev.type == "cuda":
         n = torch.cuda.device_count()
         if n < args.gpus:
