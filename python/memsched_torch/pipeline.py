@@ -154,9 +154,30 @@ def plan_parts(result):
             for k, ((f, l), s) in enumerate(zip(result["stages"], seqs))]
 
 
+def contiguous(r, schedule=None, m=None):
+    """Whether a planner result is a contiguous plan run in its schedule's named order (part k
+    on GPU k; no action list, or the named one): what PipelineStage with Schedule1F1B or
+    ScheduleGPipe runs. memsched's non-contiguous plans (packing, milp-alloc: several parts per
+    GPU, their own action lists) need a multi-stage runtime this executor does not have."""
+    from .pipemodel import actions
+
+    S = len(r.get("stages") or [])
+    if r.get("gpus") is not None and list(r["gpus"]) != list(range(S)):
+        return False
+    acts = r.get("actions")
+    if acts is None:
+        return True
+    if schedule is None or m is None or len(acts) < S:
+        return False
+    return all(list(acts[k]) == [f"{k}{kind}{mu}" for kind, mu in actions(schedule, k, S, m)] for k in range(S))
+
+
 def choose(out, algo=None):
-    """The result to run: --algo's, else the verified feasible one with the smallest makespan."""
+    """The result to run: --algo's, else the verified feasible contiguous one with the smallest
+    makespan (a faster non-contiguous plan is named in `skipped`). Returns (result or None,
+    skipped: [(algo, makespan)] of faster non-contiguous plans)."""
     results = out.get("results") or []
+    sch, m = out.get("schedule"), out.get("micro_batches")
     if algo:
         named = [r for r in results if r.get("algo") == algo]
         if not named:
@@ -164,10 +185,17 @@ def choose(out, algo=None):
             raise ScheduleError(f"--algo {algo}: memsched pipeline gave no such result (it gave: {have})")
         r = named[0]
         if not r.get("feasible"):
-            raise ScheduleError(f"--algo {algo}: its plan does not fit ({r.get('note') or 'infeasible'})")
-        return r
+            raise ScheduleError(f"--algo {algo}: its plan does not fit ({r.get('reason') or r.get('note') or 'infeasible'})")
+        if not contiguous(r, sch, m):
+            raise ScheduleError(f"--algo {algo}: its plan places several parts on one GPU; the executor runs "
+                                "contiguous plans (part k on GPU k) under Schedule1F1B or ScheduleGPipe")
+        return r, []
     ok = [r for r in results if r.get("feasible") and r.get("verified")]
-    return min(ok, key=lambda r: r["makespan"]) if ok else None
+    runnable = [r for r in ok if contiguous(r, sch, m)]
+    best = min(runnable, key=lambda r: r["makespan"]) if runnable else None
+    skipped = [(r["algo"], r["makespan"]) for r in ok if not contiguous(r, sch, m)
+               and (best is None or r["makespan"] < best["makespan"])]
+    return best, skipped
 
 
 def micro_batches(net, batch, m, device, seed):
@@ -428,7 +456,7 @@ def run(args):
     if args.plan_out:
         with open(args.plan_out, "w") as f:
             json.dump(out, f, indent=2)
-    res = choose(out, args.algo)
+    res, skipped = choose(out, args.algo)
     if res is None:
         raise ScheduleError(f"memsched pipeline: no verified plan fits {fmt_bytes(budget)} ({budget} B) per GPU "
                             f"on {P} GPU(s) with m = {m}, --remat {args.remat} (the whole model on one GPU needs "
@@ -447,6 +475,7 @@ def run(args):
         "budget": budget, "store_all_floor": floor, "bandwidth": None if math.isinf(args.rate) else args.rate,
         "one_gpu_peak": one.peaks[0],
         "algo": res.get("algo"), "verified": res.get("verified"), "period": res.get("period"),
+        "skipped_non_contiguous": [{"algo": a, "makespan": t} for a, t in skipped],
         "lower_bounds": out.get("lower_bounds") or [],
         "predicted_makespan": res.get("makespan"), "replayed_makespan": rep.makespan,
         "measured_makespan": piperun.measured_makespan(results), "measured_makespans": piperun.makespans(results),
@@ -470,6 +499,9 @@ def print_report(r, out):
         ratio = f", plan/bound {r['predicted_makespan'] / b['value']:.3f}" if b["value"] > 0 else ""
         w(f"bound       {b['value'] * 1e3:.1f} ms{ratio}: {b.get('name', '')} ({b.get('certified_by')}; scope: "
           f"{b.get('scope')})\n")
+    for sk in r.get("skipped_non_contiguous") or []:
+        w(f"not run     memsched's {sk['algo']} plan, {sk['makespan'] * 1e3:.1f} ms, puts several parts on a GPU "
+          "(the executor runs contiguous plans)\n")
     note = f" ({r['runtime_note']})" if r["runtime_note"] else ""
     w(f"runtime     {r['runtime']} over {r['backend']}, one process per stage, {r['threads_per_rank']} thread(s) "
       f"each{note}\n")

@@ -82,7 +82,7 @@ def make_plans(path, runs=1):
             res = memsched_plan(exe, chain_path, P, budget, 25e9, m, sch, remat, time_limit=30)
         finally:
             os.unlink(chain_path)
-        r = choose(res)
+        r, _ = choose(res)
         if r is None:
             print(f"{case_key(name, P, m, sch, remat)}: no plan fits {budget} B", file=sys.stderr)
             continue

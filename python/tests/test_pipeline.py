@@ -327,3 +327,25 @@ def test_must_show_matrix(memsched_bin, capsys, model, remat_fraction, P, schedu
                  "--schedule", schedule, "--remat", remat, "--mem-fraction", frac, "--time-limit", "60"], capsys)
     check_report(r)
     assert any(k["recompute"] for k in r["ranks"]) == (remat == "stage")
+
+
+def test_choose_runs_contiguous_plans_only():
+    """A faster non-contiguous plan (several parts on a GPU, its own action lists: memsched's
+    packing and milp-alloc) is named, not run; a contiguous one with the named order's action
+    lists is runnable; --algo on a non-contiguous plan is refused in one line."""
+    named = [[f"{k}{kind}{mu}" for kind, mu in pipemodel.actions("1f1b", k, 2, 2)] for k in range(2)]
+    out = {"schedule": "1f1b", "micro_batches": 2, "results": [
+        {"algo": "exact", "feasible": True, "verified": True, "makespan": 3.0, "stages": [[1, 2], [3, 4]]},
+        {"algo": "packing", "feasible": True, "verified": True, "makespan": 2.0, "stages": [[1, 1], [2, 3], [4, 4]],
+         "gpus": [0, 1, 0], "actions": [["0F0"], ["1F0"]]},
+        {"algo": "milp", "feasible": True, "verified": True, "makespan": 2.5, "stages": [[1, 3], [4, 4]],
+         "gpus": [0, 1], "actions": named},
+        {"algo": "uniform", "feasible": False, "verified": False, "makespan": None, "stages": [[1, 2], [3, 4]]},
+    ]}
+    best, skipped = pipeline.choose(out)
+    assert best["algo"] == "milp" and skipped == [("packing", 2.0)]
+    with pytest.raises(ScheduleError, match="several parts on one GPU"):
+        pipeline.choose(out, "packing")
+    with pytest.raises(ScheduleError, match="does not fit"):
+        pipeline.choose(out, "uniform")
+    assert pipeline.choose(out, "exact")[0]["makespan"] == 3.0
