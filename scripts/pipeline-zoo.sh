@@ -9,10 +9,10 @@
 #          (store_all_min_memory, an exact min–max DP),
 #   remat  0.6 × that least memory (raised by 0.1 until some plan with recomputation fits):
 #          only recomputation inside the stages fits there,
-# it runs `memsched pipeline --algo all --time-limit 10` and writes one row per point: the best
-# makespan, the branch and bound's certified bound and what certifies it, the ratio, the time to
-# plan (the exact strategy's own seconds and the command's wall time), and the uniform split's
-# and PipeDream's makespans (or why they do not fit).
+# it runs `memsched pipeline --algo exact --time-limit 10` (and --algo uniform, --algo pipedream)
+# and writes one row per point: the best makespan, the largest certified bound and what
+# certifies it, the ratio, the time to plan (the exact strategy's own seconds and its command's
+# wall time), and the uniform split's and PipeDream's makespans (or "no fit").
 #
 #   scripts/pipeline-zoo.sh [OUT.tsv]      (default docs/pipeline-zoo.tsv; about 5–15 minutes)
 #
@@ -52,18 +52,24 @@ for net in resnet50 resnet101 resnet152 gpt2-48 bert-large; do
           mem=$(python3 -c "print(int($base * $f))")
           t0=$(date +%s.%N)
           "$BIN" pipeline --chain "$tmp/$net.json" --gpus "$P" --mem "$mem" --bandwidth 25GB/s --micro-batches "$m" \
-            --time-limit "$LIMIT" --json > "$tmp/out.json"
+            --time-limit "$LIMIT" --algo exact --json > "$tmp/out.json"
           t1=$(date +%s.%N)
+          for algo in uniform pipedream; do
+            "$BIN" pipeline --chain "$tmp/$net.json" --gpus "$P" --mem "$mem" --bandwidth 25GB/s --micro-batches "$m" \
+              --algo "$algo" --json > "$tmp/$algo.json"
+          done
           ok=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("yes" if r["best"] else "no")' "$tmp/out.json")
           if [ "$ok" = yes ] || [ "$f" = 0.9 ] || [ "$kind" = fits ]; then
             break
           fi
         done
-        python3 - "$tmp/out.json" "$net" "$P" "$m" "$kind" "$mem" "$(python3 -c "print($t1 - $t0)")" >> "$OUT" <<'EOF'
+        python3 - "$tmp/out.json" "$net" "$P" "$m" "$kind" "$mem" "$(python3 -c "print($t1 - $t0)")" "$tmp" >> "$OUT" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
-net, P, m, kind, mem, wall = sys.argv[2:]
+net, P, m, kind, mem, wall, tmp = sys.argv[2:]
 res = {x["algo"]: x for x in r["results"]}
+for algo in ("uniform", "pipedream"):
+    res[algo] = json.load(open("%s/%s.json" % (tmp, algo)))["results"][0]
 ex = res["exact"]
 bb = [b for b in r["lower_bounds"] if b["name"] == "branch and bound"]
 bound = max((b["value"] for b in r["lower_bounds"] if b["value"] is not None), default=None)
