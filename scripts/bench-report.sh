@@ -29,3 +29,6 @@ go run ./tools/actzooplot out/act-milp-zoo.tsv out/act-milp-zoo.svg
 # The full exactness sweeps (minutes each).
 MEMSCHED_ACTMILP_FULL=1 go test -tags "highs lpsolve" -count=1 -run TestMILPEqualsExact -v ./milp/actmilp/ | grep -vE '^(=== RUN|--- PASS|PASS|ok )'
 MEMSCHED_COMBINEDLB_FULL=1 go test -tags "highs lpsolve" -count=1 -run TestBelowEverySchedule -v ./milp/combinedlb/ | grep -vE '^(=== RUN|--- PASS|PASS|ok )'
+# Issue 30's zoo table (pipelined model parallelism: 60 points through the binary, minutes):
+# out/pipeline-zoo.tsv, to compare with docs/pipeline-zoo.tsv.
+bash scripts/pipeline-zoo.sh out/pipeline-zoo.tsv
