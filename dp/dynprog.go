@@ -200,6 +200,7 @@ func newDynprog(p *act.Problem, o ActOptions, lower bool) (*dynprog, error) {
 	d.beta = p.Beta / float64(q)
 	d.dF, d.dB = make([]float64, n), make([]float64, n)
 	d.xlo, d.xhi = make([]int64, n), make([]int64, n)
+	needs := p.Needs()
 	for i := 0; i < n; i++ {
 		d.xlo[i], d.xhi[i] = p.X[i]/q, (p.X[i]+q-1)/q
 		if !lower {
@@ -214,8 +215,8 @@ func newDynprog(p *act.Problem, o ActOptions, lower bool) (*dynprog, error) {
 			}
 			return float64((need + q - 1) / q)
 		}
-		d.dF[i] = round(p.MemF(i) - p.MGPU)
-		d.dB[i] = round(p.MemB(i) - p.MGPU)
+		d.dF[i] = round(needs[i])
+		d.dB[i] = round(needs[2*n-1-i])
 	}
 	return d, nil
 }

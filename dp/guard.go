@@ -3,6 +3,7 @@ package dp
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/memsched/memsched/instances"
 )
@@ -30,11 +31,17 @@ type TooLargeError struct {
 	Bytes, Limit int64
 	// Hint says what to do instead.
 	Hint string
+	// AtLeast: the table was stopped as it grew, at Bytes (it would take more).
+	AtLeast bool
 }
 
 func (e *TooLargeError) Error() string {
 	msg := fmt.Sprintf("dp: the %s table would take %s, above the memory limit of %s (--max-memory)",
 		e.Table, fmtBytes(e.Bytes), fmtBytes(e.Limit))
+	if e.AtLeast {
+		msg = fmt.Sprintf("dp: the %s took more than %s as it grew, above the memory limit of %s (--max-memory); stopped",
+			e.Table, fmtBytes(e.Limit), fmtBytes(e.Limit))
+	}
 	if e.Hint != "" {
 		msg += "; " + e.Hint
 	}
@@ -61,6 +68,21 @@ func stopped(stop <-chan struct{}) bool {
 		return false
 	}
 }
+
+// deadlineStop returns a channel closed at deadline, for the Stop option of a table built
+// under a Deadline, and the function that releases its timer.
+func deadlineStop(deadline time.Time) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	if !time.Now().Before(deadline) {
+		close(ch) // already: no race with a timer firing on another goroutine
+		return ch, func() {}
+	}
+	t := time.AfterFunc(time.Until(deadline), func() { close(ch) })
+	return ch, func() { t.Stop() }
+}
+
+// passed reports whether deadline is set and has passed.
+func passed(deadline time.Time) bool { return !deadline.IsZero() && !time.Now().Before(deadline) }
 
 // satMul multiplies non-negative sizes, saturating at the largest int64 instead of wrapping
 // (a table of 10⁴ stages and 10⁵ slots has 10¹³ cells).

@@ -110,7 +110,7 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	}
 	var stop atomic.Bool
 	blockWavefront(n, colBlock(m), workers, func(_, s, t0, t1 int) bool {
-		if s == t1-1 && stopped(opt.Stop) { // once per block
+		if stopped(opt.Stop) { // a select on a channel: nothing beside a row of (t1−t0)·(t−s)·m cells
 			stop.Store(true)
 			return false
 		}

@@ -67,9 +67,19 @@ type CombinedOptions struct {
 	// a plan from another grid): states that cannot beat it are pruned, and when no plan of
 	// the grid has a value below it the result is not Feasible and says NoBetter.
 	Incumbent float64
-	// Deadline, when set, stops the search with ErrDeadline once it has passed (checked at
-	// every level): certify refines its grid within a time limit.
+	// Deadline, when set, stops the search with ErrDeadline once it has passed: the slotted
+	// C_MP table is stopped between its blocks, the exact inner table every few thousand
+	// entries, the search every pofoCheckEvery states (a level of a long chain holds
+	// millions): the caller's time limit holds within milliseconds.
 	Deadline time.Time
+	// MaxMemory caps the memory of the DP's tables (0: DefaultMaxMemory): the slotted C_MP
+	// table, sized before it is built (*TooLargeError), and the exact inner table and the
+	// states, counted as they grow (a *TooLargeError saying how far they got).
+	MaxMemory int64
+	// RequireExactLink returns at once, with ExactLink false and nothing searched, when β·u
+	// is not a whole number of units for every operation: for callers that use the result
+	// only when the link is exact (the class bound).
+	RequireExactLink bool
 }
 
 // ErrTooManyStates reports that the combined DP outgrew CombinedOptions.MaxStates.
@@ -159,8 +169,14 @@ func Combined(c *instances.Chain, budget int64, beta float64, opt CombinedOption
 		limit = DefaultMaxCombinedStates
 	}
 	pc, tab, err := newPofoChain(c, budget, beta, opt)
+	if errors.Is(err, ErrStopped) {
+		return CombinedResult{}, fmt.Errorf("%w while its C_MP table was built", ErrDeadline)
+	}
 	if err != nil {
 		return CombinedResult{}, err
+	}
+	if opt.RequireExactLink && !pc.exactLink {
+		return CombinedResult{SlotSize: pc.q}, nil
 	}
 	inr := opt.Inner
 	if inr == InnerAuto {
@@ -172,11 +188,12 @@ func Combined(c *instances.Chain, budget int64, beta float64, opt CombinedOption
 	var in *inner
 	if inr == InnerExact || tab == nil {
 		in = newInner(pc, limit)
+		in.deadline, in.maxBytes = opt.Deadline, memoryLimit(opt.MaxMemory)
 		if tab == nil {
 			tab = innerTable{in}
 		}
 	}
-	d := &pofoDP{c: pc, tab: tab, in: in, inner: inr, opt: opt, limit: limit}
+	d := &pofoDP{c: pc, tab: tab, in: in, inner: inr, opt: opt, limit: limit, maxBytes: memoryLimit(opt.MaxMemory)}
 	if pr, ok := tab.(persistentRows); ok && !opt.FreeTurn {
 		d.initVM(pr.p)
 	}
@@ -238,6 +255,7 @@ func newPofoChain(c *instances.Chain, budget int64, beta float64, opt CombinedOp
 	n := c.Len()
 	pc := &pofoChain{n: n}
 	var tab persistentTable
+	var buildTable func() error // the slotted C_MP table, built once the link is known
 	if opt.Exact {
 		bc := newBytesChain(c)
 		pc.q, pc.M = 1, budget
@@ -258,7 +276,7 @@ func newPofoChain(c *instances.Chain, budget int64, beta float64, opt CombinedOp
 			slots = int(math.Ceil(float64(slots) * (float64(top) + extra) / float64(top)))
 			top += int64(extra)
 		}
-		dopt := Options{Slots: slots}
+		dopt := Options{Slots: slots, MaxMemory: opt.MaxMemory}
 		sc, _, err := discretize(c, top, dopt)
 		if err != nil {
 			return nil, nil, err
@@ -274,11 +292,19 @@ func newPofoChain(c *instances.Chain, budget int64, beta float64, opt CombinedOp
 		}
 		pc.a, pc.abar, pc.d, pc.of, pc.ob = conv(sc.a), conv(sc.abar), conv(sc.d), conv(sc.of), conv(sc.ob)
 		if opt.Inner != InnerExact {
-			p, err := NewPersistent(c, top, dopt)
-			if err != nil {
-				return nil, nil, err
+			buildTable = func() error {
+				if !opt.Deadline.IsZero() {
+					stop, release := deadlineStop(opt.Deadline)
+					defer release()
+					dopt.Stop = stop
+				}
+				p, err := NewPersistent(c, top, dopt)
+				if err != nil {
+					return err
+				}
+				tab = persistentRows{p}
+				return nil
 			}
-			tab = persistentRows{p}
 		}
 	}
 	pc.beta = beta / float64(pc.q)
@@ -296,6 +322,11 @@ func newPofoChain(c *instances.Chain, budget int64, beta float64, opt CombinedOp
 	for l := 1; l <= n; l++ {
 		pc.cf[l], pc.cb[l] = capOf(pc.uf[l]), capOf(pc.ub[l])
 	}
+	if buildTable != nil && (pc.exactLink || !opt.RequireExactLink) {
+		if err := buildTable(); err != nil {
+			return nil, nil, err
+		}
+	}
 	return pc, tab, nil
 }
 
@@ -303,15 +334,17 @@ func newPofoChain(c *instances.Chain, budget int64, beta float64, opt CombinedOp
 var pofoNoBounds bool
 
 type pofoDP struct {
-	c      *pofoChain
-	tab    persistentTable
-	in     *inner
-	inner  Inner
-	opt    CombinedOptions
-	limit  int
-	layers [][]cstate // by level start s = 1..n
-	index  []map[ckey]int32
-	packed []*stateIndex // index by packed key when every unit count is below 2^20
+	c     *pofoChain
+	tab   persistentTable
+	in    *inner
+	inner Inner
+	opt   CombinedOptions
+	limit int
+	// maxBytes caps the states' and the inner table's estimated memory.
+	maxBytes int64
+	layers   [][]cstate // by level start s = 1..n
+	index    []map[ckey]int32
+	packed   []*stateIndex // index by packed key when every unit count is below 2^20
 	// freeMemo holds free's values, keyed by (A, s in D's place, full).
 	freeMemo map[ckey]float64
 	freeArr  []float64   // the same as an array over (s, A, full) when the budget has few units
@@ -612,6 +645,55 @@ func (t *minTree2) min(i, j int) int64 {
 	return v
 }
 
+// pofoCheckEvery is how many states of a level the search expands between two looks at the
+// deadline and the memory (milliseconds of work; a level can hold millions).
+const pofoCheckEvery = 1 << 10
+
+// cstateBytes estimates the memory of one kept state (its fields and its share of the level's
+// slice and index).
+const cstateBytes = 112
+
+// check returns ErrDeadline once the deadline has passed and a *TooLargeError once the states
+// and the inner table take more than the memory limit, at level s.
+func (d *pofoDP) check(s int) error {
+	if passed(d.opt.Deadline) {
+		return fmt.Errorf("%w at level %d of %d", ErrDeadline, s, d.c.n)
+	}
+	if err := d.innerErr(s); err != nil {
+		return err
+	}
+	if b := int64(d.states+d.pending(s)) * cstateBytes; b > d.maxBytes {
+		return &TooLargeError{Table: fmt.Sprintf("combined DP's states (%d at level %d of %d)", d.states+d.pending(s), s, d.c.n),
+			Bytes: b, Limit: d.maxBytes, AtLeast: true, Hint: "use fewer --slots or a coarser --link-slots, or raise --max-memory"}
+	}
+	return nil
+}
+
+// pending counts the states created for the levels after s, not yet pruned.
+func (d *pofoDP) pending(s int) int {
+	k := 0
+	for l := s + 1; l < len(d.layers); l++ {
+		k += len(d.layers[l])
+	}
+	return k
+}
+
+// innerErr says why the exact inner table stopped (the deadline, the memory), nil while it
+// runs.
+func (d *pofoDP) innerErr(s int) error {
+	switch {
+	case d.in == nil:
+		return nil
+	case d.in.stopped:
+		return fmt.Errorf("%w at level %d of %d, while the exact inner table was filled", ErrDeadline, s, d.c.n)
+	case d.in.tooBig:
+		return &TooLargeError{Table: fmt.Sprintf("combined DP's exact inner table (%d entries, %d points)", len(d.in.memo), d.in.size),
+			Bytes: d.in.innerBytes(), Limit: d.in.maxBytes, AtLeast: true,
+			Hint: "use --slots N (the restricted inner minimization) or raise --max-memory"}
+	}
+	return nil
+}
+
 // run searches the levels and rebuilds the best plan.
 func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 	c := d.c
@@ -648,6 +730,9 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 		// Keeping every input is C_MP, a plan of the class: its value bounds the optimum.
 		d.ub = v * (1 + 1e-9)
 	}
+	if err := d.innerErr(1); err != nil { // the exact inner table filled for the whole chain
+		return nil, 0, false, err
+	}
 	if d.opt.Incumbent > 0 {
 		d.ub = min(d.ub, d.opt.Incumbent)
 	}
@@ -672,10 +757,12 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 		if d.states > d.limit {
 			return nil, 0, false, fmt.Errorf("%w: more than %d; use fewer slots", ErrTooManyStates, d.limit)
 		}
-		if !d.opt.Deadline.IsZero() && time.Now().After(d.opt.Deadline) {
-			return nil, 0, false, fmt.Errorf("%w at level %d of %d", ErrDeadline, s, n)
-		}
 		for i, st := range d.layers[s] {
+			if i%pofoCheckEvery == 0 {
+				if err := d.check(s); err != nil {
+					return nil, 0, false, err
+				}
+			}
 			xs := c.a[s-1]
 			if st.full {
 				xs = c.abar[s-1]
@@ -741,6 +828,9 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 					next := cstate{A: st.A + kept, P: P, pS: int32(s), pI: int32(i), off: off, pt: -1}
 					if d.inner == InnerExact {
 						pts := d.in.points(s, e, room, st.D)
+						if err := d.innerErr(s); err != nil {
+							return nil, 0, false, err
+						}
 						if d.in.over {
 							return nil, 0, false, fmt.Errorf("%w: the exact inner table holds more than %d points; use the restricted inner minimization or fewer slots", ErrTooManyStates, d.limit)
 						}
@@ -762,6 +852,10 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 				}
 			}
 		}
+	}
+	// The inner table may have stopped after the last check: its entries since are incomplete.
+	if err := d.innerErr(n); err != nil {
+		return nil, 0, false, err
 	}
 	if bestI < 0 {
 		return nil, 0, false, nil

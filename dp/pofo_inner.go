@@ -3,6 +3,7 @@ package dp
 import (
 	"math"
 	"sort"
+	"time"
 
 	"github.com/memsched/memsched/schedule"
 )
@@ -66,7 +67,30 @@ type inner struct {
 	// and over is set.
 	size, limit int
 	over        bool
+	// deadline (zero: none) and maxBytes (0: none) stop the table as it grows: points
+	// then returns nil and sets stopped (the deadline passed) or tooBig (its estimated
+	// memory, innerBytes, passed maxBytes). Either ends the search with an error: the
+	// entries filled after it are incomplete.
+	deadline        time.Time
+	maxBytes        int64
+	stopped, tooBig bool
 }
+
+// innerEntryBytes and innerPointBytes estimate the memory of one memoized entry of inner (its
+// key, slice header and the map's share) and of one point.
+const (
+	innerEntryBytes = 96
+	innerPointBytes = 32
+)
+
+// innerBytes is the estimated memory of in's table.
+func (in *inner) innerBytes() int64 {
+	return int64(len(in.memo))*innerEntryBytes + int64(in.size)*innerPointBytes
+}
+
+// innerCheckEvery is how many new entries inner fills between two looks at the clock and the
+// memory (a few milliseconds of work).
+const innerCheckEvery = 1 << 12
 
 func newInner(c *pofoChain, limit int) *inner {
 	return &inner{c: c, memo: map[innerKey][]innerPoint{}, limit: limit}
@@ -109,7 +133,7 @@ func (in *inner) fwdBack(s, s2, t int, m, q int64) (idle, out int64, ok bool) {
 
 // points returns the Pareto set for (s, t, m, qi).
 func (in *inner) points(s, t int, m, qi int64) []innerPoint {
-	if m < 0 || in.over {
+	if m < 0 || in.over || in.stopped || in.tooBig {
 		return nil
 	}
 	key := innerKey{int32(s), int32(t), m, qi}
@@ -152,6 +176,10 @@ func (in *inner) points(s, t int, m, qi int64) []innerPoint {
 		in.over = true
 	}
 	in.memo[key] = pts
+	if len(in.memo)%innerCheckEvery == 0 {
+		in.stopped = passed(in.deadline)
+		in.tooBig = in.maxBytes > 0 && in.innerBytes() > in.maxBytes
+	}
 	return pts
 }
 
