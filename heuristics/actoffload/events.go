@@ -197,11 +197,7 @@ func newEvents(p *act.Problem, o EventOptions) *events {
 			}
 		}
 	}
-	e.need0 = make([]int64, 2*n)
-	for i := 0; i < n; i++ {
-		e.need0[i] = p.MemF(i) - p.MGPU
-		e.need0[2*n-1-i] = p.MemB(i) - p.MGPU
-	}
+	e.need0 = p.Needs()
 	e.cPre, e.rPre = make([]int64, n+1), make([]int64, n+1)
 	e.fluidLo, e.fluidHi = make([]float64, 2*n), make([]float64, 2*n)
 	var prefix int64

@@ -12,6 +12,12 @@ import (
 // cannot leave); then k grows until the schedule is feasible, and Feasible = false only when
 // no prefix works.
 func Greedy(p *act.Problem) (*Result, error) {
+	return GreedyUntil(p, nil)
+}
+
+// GreedyUntil is Greedy ended when stop closes (checked before each prefix's schedule, O(n)
+// each): Stopped is then set, and the result has no schedule (no prefix tried so far fits).
+func GreedyUntil(p *act.Problem, stop <-chan struct{}) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -25,8 +31,11 @@ func Greedy(p *act.Problem) (*Result, error) {
 		vol += p.X[k]
 	}
 	for {
-		r, err := Ordered(p, set)
-		if err != nil || r.Feasible || k == n {
+		if closed(stop) {
+			return &Result{Stopped: true}, nil
+		}
+		r, err := orderedUntil(p, set, stop)
+		if err != nil || r.Feasible || r.Stopped || k == n {
 			return r, err
 		}
 		set = append(set, k)

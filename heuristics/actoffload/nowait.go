@@ -17,6 +17,19 @@ type Result struct {
 	Report   *timed.Report
 	// Offloaded lists the indices of the activations moved, increasing.
 	Offloaded []int
+	// Stopped: a stop channel ended the heuristic before it had tried every candidate; the
+	// schedule, if any, is the best of those it tried (GreedyUntil, VDNNUntil).
+	Stopped bool
+}
+
+// closed reports whether stop is closed (never for nil).
+func closed(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // Makespan returns the validated makespan, +Inf when infeasible.
@@ -70,7 +83,16 @@ type sim struct {
 	offBytes    int64 // volume offloaded so far
 	awayPending int64 // volume offloaded but not yet prefetched
 	dead        bool
+	// stop, when closed, ends the simulation (stopped, and dead): checked every simCheckEvery
+	// steps, a step costing up to O(n) (prefetchSafe), so that a 20 001-stage chain's
+	// simulation — seconds — stops within milliseconds.
+	stop    <-chan struct{}
+	steps   int
+	stopped bool
 }
+
+// simCheckEvery is how many steps of run pass between two looks at the stop channel.
+const simCheckEvery = 64
 
 func newSim(p *act.Problem) *sim {
 	n := p.L() + 1
@@ -275,6 +297,10 @@ func (s *sim) complete() {
 // no transfer waiting for it: then the caller pushes the next transfer or stops.
 func (s *sim) run(decide bool) {
 	for !s.dead {
+		if s.steps++; s.stop != nil && s.steps%simCheckEvery == 0 && closed(s.stop) {
+			s.dead, s.stopped = true, true
+			return
+		}
 		for s.tryOp() || s.tryTransfer() {
 		}
 		if s.done() || (decide && !s.linkBusy && s.pending == nil) {
@@ -310,7 +336,7 @@ func (s *sim) finish() {
 // result validates a finished simulation.
 func (s *sim) result() (*Result, error) {
 	if s.dead || !s.done() {
-		return &Result{}, nil
+		return &Result{Stopped: s.stopped}, nil
 	}
 	sch := &schedule.Timed{Ops: s.ops, Transfers: s.trs}
 	rep, err := timed.Check(s.p, sch)
@@ -359,6 +385,11 @@ func checkOrder(p *act.Problem, order []schedule.ActTransfer) error {
 // deadlocks (a compute operation can never fit, or a transfer can never start). Bad orders
 // are errors.
 func NoWait(p *act.Problem, order []schedule.ActTransfer) (*Result, error) {
+	return noWaitUntil(p, order, nil)
+}
+
+// noWaitUntil is NoWait ended when stop closes: no schedule, Stopped set.
+func noWaitUntil(p *act.Problem, order []schedule.ActTransfer, stop <-chan struct{}) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -366,6 +397,7 @@ func NoWait(p *act.Problem, order []schedule.ActTransfer) (*Result, error) {
 		return nil, err
 	}
 	s := newSim(p)
+	s.stop = stop
 	s.run(true)
 	for _, t := range order {
 		if s.dead {
@@ -403,4 +435,9 @@ func OrderedTransfers(p *act.Problem, set []int) []schedule.ActTransfer {
 // Ordered is NoWait on OrderedTransfers(p, set).
 func Ordered(p *act.Problem, set []int) (*Result, error) {
 	return NoWait(p, OrderedTransfers(p, set))
+}
+
+// orderedUntil is Ordered ended when stop closes (noWaitUntil).
+func orderedUntil(p *act.Problem, set []int, stop <-chan struct{}) (*Result, error) {
+	return noWaitUntil(p, OrderedTransfers(p, set), stop)
 }

@@ -25,6 +25,13 @@ const (
 // makespan, then fewest bytes). Sets smaller in volume than M_peak − M_GPU cannot be feasible
 // (001 Prop. 2) and are skipped.
 func VDNN(p *act.Problem, v VDNNVariant) (*Result, error) {
+	return VDNNUntil(p, v, nil)
+}
+
+// VDNNUntil is VDNN ended when stop closes (checked before each candidate set's schedule,
+// O(n) each, 2n of them: minutes on a 20 001-stage chain): the result is then the best of the
+// sets tried, with Stopped set.
+func VDNNUntil(p *act.Problem, v VDNNVariant, stop <-chan struct{}) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -45,12 +52,20 @@ func VDNN(p *act.Problem, v VDNNVariant) (*Result, error) {
 		for _, j := range set {
 			vol += p.X[j]
 		}
-		if vol < need {
+		if vol < need || best.Stopped {
 			return nil
 		}
-		r, err := Ordered(p, set)
+		if closed(stop) {
+			best.Stopped = true
+			return nil
+		}
+		r, err := orderedUntil(p, set, stop)
 		if err != nil {
 			return err
+		}
+		if r.Stopped {
+			best.Stopped = true
+			return nil
 		}
 		if r.Feasible && (!best.Feasible || r.Report.Makespan < best.Report.Makespan ||
 			(r.Report.Makespan == best.Report.Makespan && r.Report.OffloadedBytes < best.Report.OffloadedBytes)) {
@@ -58,12 +73,22 @@ func VDNN(p *act.Problem, v VDNNVariant) (*Result, error) {
 		}
 		return nil
 	}
+
 	if err := try(nil); err != nil {
 		return nil, err
 	}
-	for t := 0; t < len(byRatio); t++ {
+	var vol int64
+	for t := 0; t < len(byRatio) && !best.Stopped; t++ {
+		vol += p.X[byRatio[t]]
 		if t+1 < len(byRatio) && ratio(byRatio[t+1]) == ratio(byRatio[t]) {
 			continue // the threshold takes every activation of equal ratio at once
+		}
+		if vol < need {
+			continue // neither the set nor its every other member frees enough (Prop. 2)
+		}
+		if closed(stop) {
+			best.Stopped = true
+			break
 		}
 		set := append([]int(nil), byRatio[:t+1]...)
 		sort.Ints(set)

@@ -38,13 +38,14 @@ func (p *Problem) Fractional() float64 {
 		caps[i] = prefix
 		prefix += p.X[i]
 	}
+	need := p.Needs()
 	for i := 0; i < n; i++ {
-		if !f.Step(float64(max(0, p.MemF(i)-p.MGPU)), float64(caps[i]+p.X[i]), p.UF[i]) {
+		if !f.Step(float64(max(0, need[i])), float64(caps[i]+p.X[i]), p.UF[i]) {
 			return math.Inf(1)
 		}
 	}
 	for i := n - 1; i >= 0; i-- {
-		if !f.Step(float64(max(0, p.MemB(i)-p.MGPU)), float64(caps[i]), p.UB[i]) {
+		if !f.Step(float64(max(0, need[2*n-1-i])), float64(caps[i]), p.UB[i]) {
 			return math.Inf(1)
 		}
 	}
@@ -105,9 +106,10 @@ func (p *Problem) FluidWindows() (head, tail []float64, ok bool) {
 		caps[i] = prefix
 		prefix += p.X[i]
 	}
+	need := p.Needs()
 	for i := 0; i < n; i++ {
-		ops[i] = op{max(0, p.MemF(i)-p.MGPU), caps[i] + p.X[i], p.UF[i]}
-		ops[2*n-1-i] = op{max(0, p.MemB(i)-p.MGPU), caps[i], p.UB[i]}
+		ops[i] = op{max(0, need[i]), caps[i] + p.X[i], p.UF[i]}
+		ops[2*n-1-i] = op{max(0, need[2*n-1-i]), caps[i], p.UB[i]}
 	}
 	// pass runs the fluid relaxation over ops in the given order from C = 0 and returns the
 	// time at which each operation starts (after the idle it must wait) and the total time.

@@ -1,6 +1,9 @@
 package actoffload
 
-import "math"
+import (
+	"math"
+	"sort"
+)
 
 // phase is one side of Problem 1 cut at an operation k* (Split): the link's traffic in one
 // direction only, solved exactly for a relaxation.
@@ -54,7 +57,9 @@ type phaseLabel struct {
 
 // newPhase builds one side of the cut at operation split. Its activations are those of some
 // window of its operations; classes are their distinct sizes, members by increasing index.
-func newPhase(p *Problem, split int, backward bool) *phase {
+// With more than maxStates states (or too many to count) it returns the phase without its
+// operations' tables: the caller refuses it, and a long chain's would take seconds to build.
+func newPhase(p *Problem, needs []int64, split int, backward bool, maxStates int) *phase {
 	n := p.L() + 1
 	ph := &phase{backward: backward}
 	if backward {
@@ -90,20 +95,20 @@ func newPhase(p *Problem, split int, backward bool) *phase {
 		}
 	}
 	ph.weight, ph.states = mixedRadix(ph.members)
+	if ph.states < 0 || ph.states > maxStates {
+		return ph
+	}
 	if i, ok := itemOf[0]; ok && !backward {
 		ph.init = append(ph.init, i)
 	}
 	for _, k := range ph.ops {
-		ph.need = append(ph.need, opNeed(p, k))
+		ph.need = append(ph.need, needs[k])
 		ph.u = append(ph.u, opTime(p, k))
 		e := make([]int, len(ph.size))
 		last := windowLast(n, k)
 		for c, ms := range ph.members {
-			for _, i := range ms {
-				if ph.items[i] <= last {
-					e[c]++
-				}
-			}
+			// Members by increasing index: those in the window are a prefix.
+			e[c] = sort.Search(len(ms), func(m int) bool { return ph.items[ms[m]] > last })
 		}
 		ph.elig = append(ph.elig, e)
 		var rel []int
@@ -124,15 +129,6 @@ func newPhase(p *Problem, split int, backward bool) *phase {
 // windowLast is the last activation of operation k's window: x_j may be away during k iff
 // j ≤ min(k−1, 2n−2−k) (x_j's window is F_{j+1}..B_{j+1}).
 func windowLast(n, k int) int { return min(k-1, 2*n-2-k) }
-
-// opNeed is m_k − M_GPU for operation k (F_k for k < n, else B_{2n−1−k}).
-func opNeed(p *Problem, k int) int64 {
-	n := p.L() + 1
-	if k < n {
-		return p.MemF(k) - p.MGPU
-	}
-	return p.MemB(2*n-1-k) - p.MGPU
-}
 
 // opTime is the duration of operation k.
 func opTime(p *Problem, k int) float64 {

@@ -103,6 +103,24 @@ func (p *Problem) MemB(i int) int64 {
 	return m
 }
 
+// Needs returns m_k − M_GPU for every operation k = 0..2n−1 (F_0..F_L, then B_L..B_0), in
+// O(n): MemF and MemB are O(n) each, and a loop over them was quadratic (seconds on a
+// 20 001-stage chain, before anything could check a deadline).
+func (p *Problem) Needs() []int64 {
+	n := p.L() + 1
+	need := make([]int64, 2*n)
+	var xs int64 // Σ_{j ≤ i+1} |x_j|
+	for i := 0; i < n; i++ {
+		if i == 0 {
+			xs = p.X[0]
+		}
+		xs += p.X[i+1]
+		need[i] = p.ExF[i] + xs - p.MGPU
+		need[2*n-1-i] = p.ExB[i] + p.Y[i] + p.Y[i+1] + xs - p.MGPU
+	}
+	return need
+}
+
 // Peak returns M_peak = max_i max(m_{F_i}, m_{B_i}): the memory needed without offloading.
 func (p *Problem) Peak() int64 {
 	var peak, xs int64

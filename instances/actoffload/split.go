@@ -76,21 +76,21 @@ type SplitResult struct {
 // relaxations drop is broken (memory between operations, say): SplitOptions.Schedules of
 // them, best first, for the caller to validate — one that validates at the bound is optimal.
 func (p *Problem) Split(o SplitOptions) (SplitResult, error) {
-	n := p.L() + 1
+	needs := p.Needs()
 	k := 0
-	for q := 0; q < 2*n; q++ {
-		if opNeed(p, q) > opNeed(p, k) {
+	for q := range needs {
+		if needs[q] > needs[k] {
 			k = q
 		}
 	}
-	return p.splitAt(k, o)
+	return p.splitAt(needs, k, o)
 }
 
 // splitAt is Split cut at operation k.
-func (p *Problem) splitAt(k int, o SplitOptions) (SplitResult, error) {
+func (p *Problem) splitAt(needs []int64, k int, o SplitOptions) (SplitResult, error) {
 	n := p.L() + 1
 	res := SplitResult{Op: k}
-	if opNeed(p, k) <= 0 {
+	if needs[k] <= 0 {
 		// Nothing needs to move: the operations back to back are optimal.
 		res.Bound = p.Compute()
 		if o.Schedules > 0 {
@@ -110,9 +110,14 @@ func (p *Problem) splitAt(k int, o SplitOptions) (SplitResult, error) {
 	if maxLabels <= 0 {
 		maxLabels = DefaultSplitLabels
 	}
-	F, G := newPhase(p, k, false), newPhase(p, k, true)
+	F := newPhase(p, needs, k, false, maxStates)
+	if F.states < 0 || F.states > maxStates {
+		res.States = F.states
+		return res, ErrSplitLimit
+	}
+	G := newPhase(p, needs, k, true, maxStates)
 	res.States = max(F.states, G.states)
-	if F.states < 0 || G.states < 0 || res.States > maxStates {
+	if G.states < 0 || res.States > maxStates {
 		return res, ErrSplitLimit
 	}
 	fVal, fStart, fBest, fPeak, err := F.solve(maxLabels, o.Stop)
@@ -150,7 +155,7 @@ func (p *Problem) splitAt(k int, o SplitOptions) (SplitResult, error) {
 		}
 		wc = append(wc, wclass{c, g, m})
 	}
-	need := opNeed(p, k)
+	need := needs[k]
 	res.Bound = math.Inf(1)
 	type pair struct {
 		xf, xg int

@@ -51,7 +51,8 @@ type StaircaseOptions struct {
 // time with the same set is never worse: the same continuations, each no later). States are
 // enumerated in mixed radix, predecessors first. ok is false (and the bound WholeTransfers)
 // when the table would pass MaxStates or a decision MaxWork, or when stopped before the first
-// decision; stopped later, the best D proven infeasible so far is returned.
+// decision (NaN when stopped while the windows were computed); stopped later, the best D
+// proven infeasible so far is returned.
 func (p *Problem) Staircase(o StaircaseOptions) (bound float64, ok bool) {
 	_, bound, ok = p.StaircaseTails(o)
 	return bound, ok
@@ -61,7 +62,10 @@ func (p *Problem) Staircase(o StaircaseOptions) (bound float64, ok bool) {
 // backward passes — certified least times from the start of each operation to the end (nil
 // where the windows admit no schedule), stronger node bounds for the event search.
 func (p *Problem) StaircaseTails(o StaircaseOptions) (tail []float64, bound float64, ok bool) {
-	head, tail, wok := p.WholeWindows()
+	head, tail, wok, err := p.WholeWindowsUntil(o.Stop)
+	if err != nil {
+		return nil, math.NaN(), false // stopped before the first decision
+	}
 	if !wok {
 		return nil, math.Inf(1), true
 	}
@@ -85,12 +89,8 @@ func (p *Problem) staircase(head, tail []float64, o StaircaseOptions) (bound flo
 		}
 		return p.UB[2*n-1-k]
 	}
-	need := func(k int) int64 {
-		if k < n {
-			return p.MemF(k) - p.MGPU
-		}
-		return p.MemB(2*n-1-k) - p.MGPU
-	}
+	needs := p.Needs()
+	need := func(k int) int64 { return needs[k] }
 	last := func(k int) int { return min(k-1, 2*n-2-k) }
 	// The same staircase backwards in time from the operation with the largest need, k*: the
 	// prefetches of what is away during k' ≥ k* start (in reversed time: complete) only after

@@ -1,6 +1,7 @@
 package actoffload
 
 import (
+	"errors"
 	"math"
 	"sort"
 )
@@ -36,16 +37,32 @@ const maxWindowStates = 1 << 16
 // bounds on the start of each operation and on what follows it, and max_k Head[k] + Tail[k]
 // (WholeTransfers) is a lower bound on the makespan (at least the fluid one).
 func (p *Problem) WholeWindows() (head, tail []float64, ok bool) {
+	head, tail, ok, _ = p.WholeWindowsUntil(nil)
+	return head, tail, ok
+}
+
+// ErrStopped says that a bound was stopped (its stop channel closed: a deadline or Ctrl-C)
+// before it was complete.
+var ErrStopped = errors.New("actoffload: stopped before the bound was complete")
+
+// WholeWindowsUntil is WholeWindows stopped when stop closes (checked once per activation:
+// each grows a frontier of up to 2^16 states, and a 20 001-stage chain takes minutes), with
+// ErrStopped.
+func (p *Problem) WholeWindowsUntil(stop <-chan struct{}) (head, tail []float64, ok bool, err error) {
 	head, tail, ok = p.FluidWindows()
 	if !ok {
-		return nil, nil, false
+		return nil, nil, false, nil
+	}
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
 	}
 	n := p.L() + 1
-	need := make([]int64, 2*n)
-	for i := 0; i < n; i++ {
-		need[i] = p.MemF(i) - p.MGPU
-		need[2*n-1-i] = p.MemB(i) - p.MGPU
-	}
+	need := p.Needs()
 	u := func(k int) float64 {
 		if k < n {
 			return p.UF[k]
@@ -69,8 +86,11 @@ func (p *Problem) WholeWindows() (head, tail []float64, ok bool) {
 		if m > 0 {
 			head[m] = math.Max(head[m], head[m-1]+u(m-1))
 		}
+		if stopped() {
+			return nil, nil, false, ErrStopped
+		}
 		if !query(f, m) || !query(f, 2*n-1-m) {
-			return nil, nil, false
+			return nil, nil, false, nil
 		}
 		head[m] = math.Max(head[m], minC[m])
 		if rel := 0.0; p.X[m] > 0 {
@@ -92,8 +112,11 @@ func (p *Problem) WholeWindows() (head, tail []float64, ok bool) {
 		if k < 2*n-1 {
 			tail[k] = math.Max(tail[k], tail[k+1]+u(k))
 		}
+		if stopped() {
+			return nil, nil, false, ErrStopped
+		}
 		if !query(f, k) || !query(f, m) {
-			return nil, nil, false
+			return nil, nil, false, nil
 		}
 		if need[k] > 0 {
 			tail[k] = math.Max(tail[k], u(k)+minC[k])
@@ -114,22 +137,31 @@ func (p *Problem) WholeWindows() (head, tail []float64, ok bool) {
 	for k := 2*n - 2; k >= 0; k-- {
 		tail[k] = math.Max(tail[k], tail[k+1]+u(k))
 	}
-	return head, tail, true
+	return head, tail, true, nil
 }
 
 // WholeTransfers returns max_k Head[k] + Tail[k] of WholeWindows, a certified lower bound on
 // the makespan of every Problem 1 schedule (at least the fluid windows' bound), and +Inf when
 // even the windows admit no schedule.
 func (p *Problem) WholeTransfers() float64 {
-	head, tail, ok := p.WholeWindows()
+	v, _ := p.WholeTransfersUntil(nil)
+	return v
+}
+
+// WholeTransfersUntil is WholeTransfers stopped when stop closes (ErrStopped, no bound).
+func (p *Problem) WholeTransfersUntil(stop <-chan struct{}) (float64, error) {
+	head, tail, ok, err := p.WholeWindowsUntil(stop)
+	if err != nil {
+		return math.NaN(), err
+	}
 	if !ok {
-		return math.Inf(1)
+		return math.Inf(1), nil
 	}
 	var best float64
 	for k := range head {
 		best = math.Max(best, head[k]+tail[k])
 	}
-	return best
+	return best, nil
 }
 
 // frontier is the Pareto set of (volume, earliest completion) over the subsets of the

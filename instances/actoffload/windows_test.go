@@ -156,9 +156,10 @@ func TestFrontierMerge(t *testing.T) {
 	}
 }
 
-// Staircase's guards: at or under the windows' bound it returns that bound; past its caps, or
-// stopped before its first decision, it says so (ok false) and returns the windows' bound; on
-// an instance without a schedule it says +Inf like the windows.
+// Staircase's guards: at or under the windows' bound it returns that bound; past its caps it
+// says so (ok false) and returns the windows' bound; stopped (here before it starts: the
+// windows themselves stop, WholeWindowsUntil) it says so with no bound (NaN); on an instance
+// without a schedule it says +Inf like the windows.
 func TestStaircaseLimits(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	checked := 0
@@ -182,7 +183,9 @@ func TestStaircaseLimits(t *testing.T) {
 		close(stop)
 		b, ok = p.Staircase(StaircaseOptions{Upper: 2 * whole, Stop: stop})
 		assert.False(t, ok)
-		assert.Equal(t, whole, b)
+		assert.True(t, math.IsNaN(b), b)
+		_, _, _, err := p.WholeWindowsUntil(stop)
+		assert.ErrorIs(t, err, ErrStopped)
 		b, ok = p.Staircase(StaircaseOptions{Upper: 2 * whole})
 		assert.True(t, ok)
 		assert.GreaterOrEqual(t, b, whole)

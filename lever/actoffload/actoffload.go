@@ -31,10 +31,17 @@ type Options struct {
 	// LowerBound is a certified lower bound at which the exact search stops (0: its own,
 	// 001 Prop. 3).
 	LowerBound float64
-	// MaxNodes bounds the exact search (0: its default); Stop ends it when closed.
+	// MaxNodes bounds the exact search (0: its default).
 	MaxNodes int
-	Stop     <-chan struct{}
+	// Stop ends every strategy when closed (the caller's deadline): greedy, vdnn and the split
+	// before their next candidate, DYNPROG (unless DP.Stop is set) between operations, the
+	// exact search every 1024 nodes. A strategy stopped with a schedule in hand returns it
+	// (the best it tried), and its Status says so.
+	Stop <-chan struct{}
 }
+
+// StoppedStatus is the Status of a strategy that Options.Stop ended.
+const StoppedStatus = "stopped at the time limit"
 
 // Strategy is one activation-offloading strategy.
 type Strategy struct {
@@ -54,22 +61,50 @@ func plain(f func(p *act.Problem) (*heur.Result, error)) func(*act.Problem, Opti
 	}
 }
 
+// stoppable runs a heuristic that Options.Stop ends; a stopped one's Status is partial when
+// it has a schedule, StoppedStatus + " before it had a schedule" otherwise.
+func stoppable(f func(p *act.Problem, stop <-chan struct{}) (*heur.Result, error), partial string) func(*act.Problem, Options) (Outcome, error) {
+	return func(p *act.Problem, o Options) (Outcome, error) {
+		r, err := f(p, o.Stop)
+		out := Outcome{Result: r}
+		switch {
+		case err != nil || !r.Stopped:
+		case r.Feasible:
+			out.Status = partial
+		default:
+			out.Status = StoppedStatus + " before it had a schedule"
+		}
+		return out, err
+	}
+}
+
+// vdnn is VDNNUntil with the variant v.
+func vdnn(v heur.VDNNVariant) func(*act.Problem, <-chan struct{}) (*heur.Result, error) {
+	return func(p *act.Problem, stop <-chan struct{}) (*heur.Result, error) { return heur.VDNNUntil(p, v, stop) }
+}
+
+// vdnnStopped is the Status of a stopped vdnn.
+const vdnnStopped = StoppedStatus + ": the best of the thresholds tried before it"
+
 // Strategies are the activation-offloading strategies, in report order.
 var Strategies = []Strategy{
 	{"none", "no offloading (feasible only when everything fits)", InCertify,
 		plain(func(p *act.Problem) (*heur.Result, error) { return heur.Ordered(p, nil) })},
-	{"greedy", "001 §4.2: Thm 2's eager set rounded up to whole activations", InAll | InCertify, plain(heur.Greedy)},
+	{"greedy", "001 §4.2: Thm 2's eager set rounded up to whole activations", InAll | InCertify,
+		stoppable(heur.GreedyUntil, "")},
 	{"dynprog", "001 §5.3: DYNPROG's offload set, scheduled no-wait (sizes rounded up to slots)", InAll | InCertify,
 		func(p *act.Problem, o Options) (Outcome, error) {
-			r, err := dp.DynProg(p, o.DP)
+			dpo := o.DP
+			if dpo.Stop == nil {
+				dpo.Stop = o.Stop
+			}
+			r, err := dp.DynProg(p, dpo)
 			return Outcome{Result: r}, err
 		}},
 	{"vdnn", "001 §6.1: offload the activations whose u_F/|x| is above a threshold, or every other one of them; best over all thresholds", InAll | InCertify,
-		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNBoth) })},
-	{"vdnn-all", "vDNN's variant: every activation above the threshold", 0,
-		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNAll) })},
-	{"vdnn-half", "vDNN++'s variant: every other activation above the threshold", 0,
-		plain(func(p *act.Problem) (*heur.Result, error) { return heur.VDNN(p, heur.VDNNHalf) })},
+		stoppable(vdnn(heur.VDNNBoth), vdnnStopped)},
+	{"vdnn-all", "vDNN's variant: every activation above the threshold", 0, stoppable(vdnn(heur.VDNNAll), vdnnStopped)},
+	{"vdnn-half", "vDNN++'s variant: every other activation above the threshold", 0, stoppable(vdnn(heur.VDNNHalf), vdnnStopped)},
 	{"split", "the peak split: the offloads before and the prefetches after the operation of largest need, each sequenced exactly for a relaxation and joined there; optimal when it meets the split's bound (instances/actoffload.Split)", InAll | InCertify,
 		func(p *act.Problem, o Options) (Outcome, error) {
 			r, res, err := heur.Split(p, act.SplitOptions{Stop: o.Stop})
@@ -77,7 +112,7 @@ var Strategies = []Strategy{
 			case errors.Is(err, act.ErrSplitLimit):
 				return Outcome{Result: &heur.Result{}, Status: "not run: a side's table is beyond its caps"}, nil
 			case errors.Is(err, act.ErrSplitStopped):
-				return Outcome{Result: &heur.Result{}, Status: "stopped at its time share"}, nil
+				return Outcome{Result: &heur.Result{}, Status: StoppedStatus}, nil
 			case err != nil:
 				return Outcome{}, err
 			}

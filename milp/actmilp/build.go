@@ -163,7 +163,10 @@ func Build(p *act.Problem, o Options) (*Formulation, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	head, tail, ok := p.WholeWindows()
+	head, tail, ok, err := p.WholeWindowsUntil(o.Stop)
+	if err != nil {
+		return nil, ErrStopped // the windows themselves take minutes on a 20 001-stage chain
+	}
 	if !ok {
 		return nil, fmt.Errorf("actmilp: no schedule fits M_GPU = %d bytes (the fluid relaxation is infeasible)", p.MGPU)
 	}

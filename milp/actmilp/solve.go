@@ -123,6 +123,9 @@ func Solve(ctx context.Context, solvers []milp.Solver, p *act.Problem, opt Solve
 	if g.Contradiction != "" {
 		sol.Note = "solver failure: " + g.Contradiction
 	}
+	if g.Abandoned {
+		sol.Note += "; the solver did not stop at the deadline and was abandoned: nothing of its run is used"
+	}
 	switch {
 	case g.Status == milp.Infeasible || g.Status == milp.InfeasibleOrUnbounded:
 		// Believed only without evidence (SolveGuarded): no start schedule either.
@@ -173,6 +176,12 @@ func Solve(ctx context.Context, solvers []milp.Solver, p *act.Problem, opt Solve
 // VDNN, with its name — the start Solve is given by default. Feasible is false when none has
 // a schedule.
 func BestHeuristic(p *act.Problem) (*heur.Result, string, error) {
+	return BestHeuristicUntil(p, nil)
+}
+
+// BestHeuristicUntil is BestHeuristic ended when stop closes (each heuristic stops at it,
+// DYNPROG between operations): the best of what finished before it.
+func BestHeuristicUntil(p *act.Problem, stop <-chan struct{}) (*heur.Result, string, error) {
 	best, name := &heur.Result{}, ""
 	try := func(n string, r *heur.Result, err error) error {
 		if err != nil {
@@ -183,15 +192,18 @@ func BestHeuristic(p *act.Problem) (*heur.Result, string, error) {
 		}
 		return nil
 	}
-	r, err := heur.Greedy(p)
+	r, err := heur.GreedyUntil(p, stop)
 	if err := try("greedy", r, err); err != nil {
 		return nil, "", err
 	}
-	r, err = dp.DynProg(p, dp.ActOptions{})
+	r, err = dp.DynProg(p, dp.ActOptions{Stop: stop})
+	if errors.Is(err, dp.ErrStopped) {
+		r, err = &heur.Result{Stopped: true}, nil
+	}
 	if err := try("dynprog", r, err); err != nil {
 		return nil, "", err
 	}
-	r, err = heur.VDNN(p, heur.VDNNBoth)
+	r, err = heur.VDNNUntil(p, heur.VDNNBoth, stop)
 	if err := try("vdnn", r, err); err != nil {
 		return nil, "", err
 	}
