@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -63,9 +64,23 @@ type SequentialResult struct {
 // replays each, and returns the fastest whose peak fits budget; feasible is false when none
 // fits.
 func BestSequential(c *instances.Chain, budget int64) (best SequentialResult, feasible bool, err error) {
+	return BestSequentialUntil(c, budget, nil)
+}
+
+// ErrStopped says that BestSequentialUntil was stopped before it had tried every segment count.
+var ErrStopped = errors.New("checkpoint: stopped before every segment count was tried")
+
+// BestSequentialUntil is BestSequential ended with ErrStopped when stop closes (checked
+// before each segment count: each replays the chain, and a 20 001-stage chain has 283 of them).
+func BestSequentialUntil(c *instances.Chain, budget int64, stop <-chan struct{}) (best SequentialResult, feasible bool, err error) {
 	n := c.Len()
 	top := min(n, int(math.Ceil(2*math.Sqrt(float64(n)))))
 	for k := 1; k <= max(top, 1); k++ {
+		select {
+		case <-stop:
+			return SequentialResult{}, false, ErrStopped
+		default:
+		}
 		seq, err := Sequential(c, k)
 		if err != nil {
 			return SequentialResult{}, false, err

@@ -1,6 +1,8 @@
 package rematoffload_test
 
 import (
+	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/memsched/memsched/dp"
 	heur "github.com/memsched/memsched/heuristics/rematoffload"
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify/combined"
 )
 
@@ -41,4 +44,41 @@ func TestStrategyLimits(t *testing.T) {
 	assert.ErrorIs(t, err, dp.ErrStopped)
 	_, err = heur.OffloadThenRemat(c, budget, beta, past)
 	assert.ErrorIs(t, err, dp.ErrStopped)
+}
+
+// TestStrategiesStopInTime: past the deadline the heuristics stop inside their improvement
+// loops too, not only in their tables (issue 29: remat-offload --algo all on a random
+// 401-stage chain at 1 GiB ran 101 s under --time-limit 5, remat-then-offload 76 s of it in
+// its greedy offloading, each try a replay of the chain). With small tables (filled in a
+// fraction of a second), a 1.5 s deadline ends each within a second after it (or sooner,
+// finished): with the best plan so far and ErrPartial (a plan the fluid model accepts), or
+// dp.ErrStopped before a plan fitted.
+func TestStrategiesStopInTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seconds")
+	}
+	c := instances.Random(rand.New(rand.NewPCG(1, 2)), instances.RandomParams{Stages: 401, MaxSize: 64 << 20, MaxTime: 0.01, WithABar: true, WithOverheads: true})
+	for _, budget := range []int64{1 << 30, 4 << 30} {
+		beta := 12e9
+		for name, f := range map[string]func(*instances.Chain, int64, float64, heur.Options) (*schedule.CombinedPlan, error){
+			"remat-then-offload": heur.RematThenOffload, "offload-then-remat": heur.OffloadThenRemat} {
+			o := heur.Options{Slots: 64, MaxMemory: dp.PersistentBytes(c.Len(), 128), Deadline: time.Now().Add(1500 * time.Millisecond)}
+			p, err := f(c, budget, beta, o)
+			assert.Less(t, time.Since(o.Deadline), time.Second, "%s at %d B", name, budget)
+			switch {
+			case err == nil || errors.Is(err, heur.ErrPartial):
+				if p == nil {
+					require.NoError(t, err, name) // finished, no plan fits
+					continue
+				}
+				fl, ferr := combined.Fluid(c, budget, beta, p)
+				require.NoError(t, ferr, name)
+				assert.True(t, fl.Feasible, name)
+				t.Logf("%s at %d B: a plan (%v)", name, budget, err)
+			default:
+				assert.ErrorIs(t, err, dp.ErrStopped, name)
+				assert.True(t, p == nil, name)
+			}
+		}
+	}
 }

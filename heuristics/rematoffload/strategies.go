@@ -1,6 +1,7 @@
 package rematoffload
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -34,6 +35,11 @@ func (o Options) maxMemory() int64 {
 	}
 	return dp.DefaultMaxMemory
 }
+
+// ErrPartial says that the deadline stopped a strategy after it had a plan that fits: the
+// plan returned with it is the best found before the deadline, not the strategy's answer.
+// Without a plan the strategy returns dp.ErrStopped.
+var ErrPartial = errors.New("rematoffload: stopped at the deadline; the plan is the best found before it")
 
 // passed reports whether o's deadline has passed.
 func (o Options) passed() bool { return !o.Deadline.IsZero() && time.Now().After(o.Deadline) }
@@ -77,7 +83,8 @@ func storeAllPeak(c *instances.Chain) (int64, error) {
 // makespan most (or, while the plan does not fit the real budget, brings it closest), while
 // that helps — offloads the link carries without idle cost nothing in the fluid model. It
 // returns the plan with the shortest fluid makespan, nil when none fits. With no offload it
-// is C_MP's own sequence, so it is never worse than rematerialization alone.
+// is C_MP's own sequence, so it is never worse than rematerialization alone. Past o.Deadline
+// it returns the best plan so far with ErrPartial (dp.ErrStopped while the table is built).
 func RematThenOffload(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, error) {
 	peak, err := storeAllPeak(c)
 	if err != nil {
@@ -108,9 +115,9 @@ func RematThenOffload(c *instances.Chain, budget int64, beta float64, o Options)
 	f := newFluid(c, budget, beta)
 	var best *schedule.CombinedPlan
 	bestMs := math.Inf(1)
-	for i, b := range cands {
-		if i > 0 && o.passed() {
-			break // the budget itself was tried: rematerialization alone at least
+	for _, b := range cands {
+		if o.passed() {
+			return best, partial(best)
 		}
 		r, err := tab.Solve(b)
 		if err != nil {
@@ -123,21 +130,38 @@ func RematThenOffload(c *instances.Chain, budget int64, beta float64, o Options)
 		if err != nil {
 			return nil, fmt.Errorf("rematoffload: C_MP's sequence is not of the combined class: %w", err)
 		}
-		p, res := offloadGreedily(f, p)
+		p, res, stopped := offloadGreedily(f, p, o)
 		if res.ok && res.makespan < bestMs {
 			best, bestMs = p, res.makespan
+		}
+		if stopped {
+			return best, partial(best)
 		}
 	}
 	return best, nil
 }
 
-// offloadGreedily offloads the plan's inputs one at a time, each time the one that helps most.
-func offloadGreedily(f *fluid, p *schedule.CombinedPlan) (*schedule.CombinedPlan, fluidResult) {
+// partial is the error of a strategy stopped at its deadline with best in hand: ErrPartial,
+// or dp.ErrStopped when it had no plan that fits yet.
+func partial(best *schedule.CombinedPlan) error {
+	if best == nil {
+		return fmt.Errorf("%w before any plan fitted", dp.ErrStopped)
+	}
+	return ErrPartial
+}
+
+// offloadGreedily offloads the plan's inputs one at a time, each time the one that helps
+// most, until none helps or o's deadline has passed (each try replays the plan: on a long
+// chain a round takes seconds); stopped says the deadline ended it.
+func offloadGreedily(f *fluid, p *schedule.CombinedPlan, o Options) (_ *schedule.CombinedPlan, _ fluidResult, stopped bool) {
 	cur := f.eval(p)
 	for {
 		var next *schedule.CombinedPlan
 		nextRes := cur
 		for k := 0; k <= len(p.Segments); k++ {
+			if o.passed() {
+				return p, cur, true
+			}
 			q := flip(p, k, true)
 			if q == nil {
 				continue
@@ -148,7 +172,7 @@ func offloadGreedily(f *fluid, p *schedule.CombinedPlan) (*schedule.CombinedPlan
 			}
 		}
 		if next == nil {
-			return p, cur
+			return p, cur, false
 		}
 		p, cur = next, nextRes
 	}
@@ -201,7 +225,9 @@ const maxWindow = 8
 // the compute stream wait — into one F_ck segment recomputed by C_MP's best sequence for the
 // room left (its interior inputs are then neither stored nor moved), and keeping or offloading
 // one level's input. While the plan does not fit, every window is tried and the move that
-// brings it closest to fitting is taken. It returns the best plan, nil when none fits.
+// brings it closest to fitting is taken. It returns the best plan, nil when none fits. Past
+// o.Deadline it returns the plan so far with ErrPartial (dp.ErrStopped while the table is
+// built or before a plan fits).
 func OffloadThenRemat(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, error) {
 	n := c.Len()
 	L := n - 1
@@ -213,9 +239,14 @@ func OffloadThenRemat(c *instances.Chain, budget int64, beta float64, o Options)
 	if err != nil {
 		return nil, err
 	}
-	g, err := hact.Greedy(ap)
+	stop, release := o.stop()
+	defer release()
+	g, err := hact.GreedyUntil(ap, stop)
 	if err != nil {
 		return nil, err
+	}
+	if g.Stopped {
+		return nil, partial(nil)
 	}
 	set := map[int]bool{}
 	if g.Feasible {
@@ -232,20 +263,24 @@ func OffloadThenRemat(c *instances.Chain, budget int64, beta float64, o Options)
 		p.Segments[k].Offload = set[k] && ap.X[k] > 0
 	}
 	p.OffloadLoss = set[L] && ap.X[L] > 0
-	stop, release := o.stop()
-	defer release()
 	tab, err := dp.NewPersistent(c, budget+c.A0, dp.Options{Slots: o.slots(), Stop: stop, MaxMemory: o.MaxMemory})
 	if err != nil {
 		return nil, err
 	}
 	f := newFluid(c, budget, beta)
 	cur := f.eval(p)
-	for iter := 0; iter < 4*n && !o.passed(); iter++ {
+	stopped := false
+	for iter := 0; iter < 4*n && !stopped; iter++ {
 		lv := levelsOf(c, p)
 		var next *schedule.CombinedPlan
 		nextRes := cur
 		try := func(q *schedule.CombinedPlan) {
-			if q == nil {
+			// Each try replays the plan: the deadline is checked before each (a round on a
+			// long chain takes seconds); the round's best move so far is still taken.
+			if q == nil || stopped {
+				return
+			}
+			if stopped = o.passed(); stopped {
 				return
 			}
 			if r := f.eval(q); better(r, nextRes) {
@@ -275,7 +310,12 @@ func OffloadThenRemat(c *instances.Chain, budget int64, beta float64, o Options)
 		}
 		p, cur = next, nextRes
 	}
-	if !cur.ok {
+	switch {
+	case stopped && !cur.ok:
+		return nil, partial(nil)
+	case stopped:
+		return p, ErrPartial
+	case !cur.ok:
 		return nil, nil
 	}
 	return p, nil

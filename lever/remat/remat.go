@@ -66,8 +66,11 @@ var Strategies = []Strategy{
 	{Name: "revolve", Summary: "Griewank–Walther's AD-model schedule with F_all before each B", Use: InCertify,
 		table: tableOf(dp.NewRevolve, dp.NewRevolveExact)},
 	{Name: "sequential", Summary: "PyTorch checkpoint_sequential, best of 1..2√(L+1) segments", Use: InCertify,
-		run: func(c *instances.Chain, budget int64, _ Options) (schedule.Sequence, int, error) {
-			best, ok, err := checkpoint.BestSequential(c, budget)
+		run: func(c *instances.Chain, budget int64, o Options) (schedule.Sequence, int, error) {
+			best, ok, err := checkpoint.BestSequentialUntil(c, budget, o.DP.Stop)
+			if errors.Is(err, checkpoint.ErrStopped) {
+				return nil, 0, fmt.Errorf("%w: %w", dp.ErrStopped, err)
+			}
 			if err != nil || !ok {
 				return nil, 0, err
 			}

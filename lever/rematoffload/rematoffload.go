@@ -34,7 +34,8 @@ type Options struct {
 	// Deadline, when set, stops the DP with dp.ErrDeadline once it has passed, and bounds the
 	// heuristics (heuristics/rematoffload.Options.Deadline).
 	Deadline time.Time
-	// MaxMemory caps the heuristics' C_MP tables (0: dp.DefaultMaxMemory).
+	// MaxMemory caps the DP's tables and states and the heuristics' C_MP tables (0:
+	// dp.DefaultMaxMemory).
 	MaxMemory int64
 	// Incumbent, when positive, is a fluid makespan already reached: the DP prunes with it
 	// and answers only with a faster plan (dp.CombinedOptions.Incumbent); pofo is then not
@@ -76,7 +77,7 @@ type Strategy struct {
 var Strategies = []Strategy{
 	{Name: "pofo", Summary: "the dynamic program of SPEC §6 over the combined class (003's POFO): top-level segments, each input kept or offloaded, persistent backward sequences; exact in bytes with --slots exact, else sizes rounded up to slots; its schedule is the faster under strict timing of its plan and the best plan without offloading",
 		plan: func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, *dp.CombinedResult, error) {
-			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, Deadline: o.Deadline, Incumbent: o.Incumbent})
+			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, Deadline: o.Deadline, MaxMemory: o.MaxMemory, Incumbent: o.Incumbent})
 			if err != nil || !r.Feasible {
 				return nil, &r, err
 			}
@@ -85,7 +86,7 @@ var Strategies = []Strategy{
 		// The class's best plan without offloading (C_MP's): its strict makespan is its fluid
 		// one, so pofo's schedule is never slower than rematerialization alone.
 		alt: func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, error) {
-			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, MaxStates: o.MaxStates, NoOffload: true, Deadline: o.Deadline})
+			r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Slots: o.Slots, Exact: o.Exact, Inner: o.Inner, MaxStates: o.MaxStates, NoOffload: true, Deadline: o.Deadline, MaxMemory: o.MaxMemory})
 			if err != nil || !r.Feasible {
 				return nil, err
 			}
@@ -169,12 +170,16 @@ type Outcome struct {
 	// exact in bytes). Plan is then that sequence read as a plan of the class (PlanOf), or nil
 	// when it is not one (a floating sequence), and Fluid its fluid makespan (zero when nil).
 	Source string
+	// Stopped: the deadline (Options.Deadline) stopped the strategy after it had a plan; Plan
+	// is the best it found before, not its answer.
+	Stopped bool
 }
 
 // Run runs the strategy on chain c under budget bytes (everything counted) with a link of beta
 // bytes per second, evaluates its plan in the fluid model and re-times it under strict timing;
 // both are checked independently. No plan is an outcome (Feasible false); a plan the checks
-// reject is an error (a bug).
+// reject is an error (a bug). Past o.Deadline a strategy stops: with a plan in hand it is
+// reported (Stopped), without one the error is dp.ErrDeadline or dp.ErrStopped.
 func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options) (Outcome, error) {
 	if s.direct != nil {
 		sch, src, err := s.direct(c, budget, beta, o)
@@ -189,6 +194,9 @@ func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options)
 	}
 	p, r, err := s.plan(c, budget, beta, o)
 	out := Outcome{DP: r}
+	if errors.Is(err, heur.ErrPartial) && p != nil {
+		out.Stopped, err = true, nil
+	}
 	if err != nil {
 		return out, err
 	}
@@ -221,8 +229,8 @@ func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options)
 		p, sch = polish(c, budget, beta, p, sch, o.Deadline)
 		if s.alt != nil {
 			q, err := s.alt(c, budget, beta, o)
-			if errors.Is(err, dp.ErrDeadline) {
-				q, err = nil, nil // no time left for the comparison: the plan stands
+			if errors.Is(err, dp.ErrDeadline) || errors.As(err, new(*dp.TooLargeError)) {
+				q, err = nil, nil // no time or memory left for the comparison: the plan stands
 			}
 			if err != nil {
 				return out, err
