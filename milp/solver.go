@@ -124,6 +124,12 @@ type Result struct {
 	Nodes int64
 	// Solver names the backend that produced the result.
 	Solver string
+	// Abandoned: the context ended and the backend did not return within its grace after
+	// (HiGHS polls the clock and its interrupt only between the steps of some phases: presolve
+	// passes, the MIP's setup, seconds each on a big model under load). The result then has
+	// Status TimeLimit or Interrupted and nothing of the solver's: the caller's deadline holds,
+	// and the abandoned run ends on its own at its next poll.
+	Abandoned bool
 	// Refused, when not empty, is why milp.Solve did not believe the backend's answer: what the
 	// backend claimed and the re-check's evidence (the row, bound or integrality its point
 	// violates and by how much, or the objective its point does not give). The result then has

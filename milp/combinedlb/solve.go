@@ -23,6 +23,10 @@ type Bound struct {
 	Relaxation float64
 	// Gap is the solver's relative gap on the relaxation.
 	Gap float64
+	// Own: Value is the solver's proven bound (raised to Σ(u_f+u_b)); false when the solver
+	// gave none (stopped before one, or abandoned at the deadline: milp.Result.Abandoned) and
+	// Value is Σ(u_f+u_b) alone.
+	Own bool
 	// SumU is Σ(u_f + u_b).
 	SumU float64
 	// Guarded is the guarded solve (model units); Formulation the model.
@@ -63,6 +67,7 @@ func Solve(ctx context.Context, solvers []milp.Solver, c *instances.Chain, budge
 	case g.Status == milp.SolverError:
 	case !math.IsNaN(g.Bound) && !math.IsInf(g.Bound, 0):
 		b.Value = math.Max(f.Seconds(g.Bound), b.SumU)
+		b.Own = true
 	default:
 		b.Value = b.SumU
 	}

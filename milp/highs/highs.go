@@ -39,7 +39,12 @@ func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*mil
 	if err != nil {
 		return nil, err
 	}
-	defer h.Close()
+	owned := true // false once run abandoned h to the goroutine still in Highs_run
+	defer func() {
+		if owned {
+			h.Close()
+		}
+	}()
 	// Options first: passing the model already logs when output is on.
 	logFile, err := configure(h, p)
 	if logFile != "" {
@@ -67,11 +72,19 @@ func (s *Solver) Solve(ctx context.Context, m *model.Model, p milp.Params) (*mil
 		}
 	}
 	start := time.Now()
-	failed, err := h.run(ctx, p.Progress)
+	given := p.TimeLimit
+	if dl, ok := ctx.Deadline(); ok && (given <= 0 || time.Until(dl) < given) {
+		given = time.Until(dl)
+	}
+	failed, abandoned, err := h.run(ctx, p.Progress, abandonGrace(given))
 	if err != nil {
 		return nil, err
 	}
 	wall := time.Since(start)
+	if abandoned {
+		owned = false
+		return &milp.Result{Status: milp.StoppedStatus(ctx), Bound: math.NaN(), Gap: math.Inf(1), Solver: "highs", Wall: wall, Abandoned: true}, nil
+	}
 	if logFile != "" && p.Log != nil {
 		if f, err := os.Open(logFile); err == nil {
 			io.Copy(p.Log, f)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,7 +48,7 @@ func solveFile(t *testing.T, path string) (status string, objective float64) {
 		return "read-error", math.NaN()
 	}
 	require.NoError(t, h.setOption("mip_rel_gap", 1e-9))
-	_, err = h.run(context.Background(), nil)
+	_, _, err = h.run(context.Background(), nil, time.Second)
 	require.NoError(t, err)
 	objective, _ = h.doubleInfo("objective_function_value")
 	return mapStatus(h.modelStatus()).String(), objective
