@@ -61,7 +61,7 @@ func forActGaps(t *testing.T, f func(*testing.T, *act.Problem, float64)) {
 		p := act.Random(r, 5+r.IntN(3), 1<<30)
 		e, st, err := heur.Exact(p, heur.ExactOptions{})
 		require.NoError(t, err)
-		bounds, err := ActBounds(p, true, dp.ActOptions{})
+		bounds, _, err := ActBounds(p, true, dp.ActOptions{})
 		require.NoError(t, err)
 		lb := 0.0
 		for _, b := range bounds {

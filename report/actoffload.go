@@ -47,19 +47,24 @@ const (
 	actExactShare         = 0.15
 )
 
+// actBoundsShare is the most of the lever's share that ActBounds's tables (the windows, their
+// staircase, the interruptible DP) get in certify.
+const actBoundsShare = 0.4
+
 // actStrategyRow runs one strategy of the registry (validated by verify/timed there) with
 // certify's settings: DYNPROG with the default slots under o's memory limit and Stop channel
 // (a table above the one or stopped by the other is a row with the reason), the exact search
 // only on chains of at most actExactMaxOps operations, stopped at the lower bound lb or
 // actExactNodes nodes.
 func actStrategyRow(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOptions) (Row, *Bound, error) {
-	row, _, b, err := actStrategyRun(p, st, lb, o, nil, actExactMaxOpsUntimed)
+	row, _, b, err := actStrategyRun(p, st, lb, o, o.Stop, actExactMaxOpsUntimed)
 	return row, b, err
 }
 
 // actStrategyRun is actStrategyRow with the validated schedule (nil when none); stop, when
-// not nil, ends the exact search, which runs on chains of at most maxOps operations. The
-// bound, when not nil, is one the strategy proved on the way (the peak split's).
+// not nil, ends the strategy (leveract.Options.Stop: the heuristics before their next
+// candidate, the exact search, which runs on chains of at most maxOps operations). The bound,
+// when not nil, is one the strategy proved on the way (the peak split's).
 func actStrategyRun(p *act.Problem, st leveract.Strategy, lb float64, o dp.ActOptions, stop <-chan struct{}, maxOps int) (Row, *heur.Result, *Bound, error) {
 	row := Row{Strategy: st.Name}
 	if st.Name == "exact" && p.L()+1 > maxOps {
@@ -113,41 +118,52 @@ const ActSweepDPStages = 200
 // ActBounds returns 001 Prop. 3, the fractional relaxation, the whole-transfer windows, their
 // staircase (where its table is within reach) and, with withDP, the interruptible
 // relaxation (DYNPROG with sizes rounded down to 500 slots; never below the fractional one)
-// under o's memory limit and Stop channel.
-func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, error) {
+// under o's memory limit and Stop channel. The notes say which bounds were out of reach (a
+// table above the memory limit) or stopped (o.Stop closed: on a 20 001-stage chain the
+// windows take minutes).
+func ActBounds(p *act.Problem, withDP bool, o dp.ActOptions) ([]Bound, []string, error) {
 	frac := p.Fractional()
 	if math.IsInf(frac, 1) {
 		return []Bound{{Name: "fractional relaxation", Kind: Relaxation, Infeasible: true,
-			Note: "even the fluid relaxation of 001 §4 has no schedule"}}, nil
+			Note: "even the fluid relaxation of 001 §4 has no schedule"}}, nil, nil
 	}
 	bounds := []Bound{
 		{Name: "001 Prop. 3", Kind: Relaxation, Value: p.Prop3(), Note: "max(Σu, 2(M_peak − M_GPU)/β)"},
 		{Name: "fractional relaxation", Kind: Relaxation, Value: frac, Note: "001 §4, fluid form (instances/actoffload)"},
 	}
-	if w := p.WholeTransfers(); math.IsInf(w, 1) {
-		bounds = append(bounds, Bound{Name: "whole-transfer windows", Kind: Relaxation, Infeasible: true,
+	var notes []string
+	start := time.Now()
+	w, err := p.WholeTransfersUntil(o.Stop)
+	switch {
+	case err != nil:
+		return bounds, append(notes, fmt.Sprintf("bound: the whole-transfer windows (and their staircase) stopped at the end of the time share after %.1f s", time.Since(start).Seconds())), nil
+	case math.IsInf(w, 1):
+		bounds = append(bounds, Bound{Name: "whole-transfer windows", Kind: Relaxation, Infeasible: true, Seconds: time.Since(start).Seconds(),
 			Note: "some operation needs more bytes away than all the activations of its window hold"})
-	} else {
-		bounds = append(bounds, Bound{Name: "whole-transfer windows", Kind: Relaxation, Value: w,
+	default:
+		bounds = append(bounds, Bound{Name: "whole-transfer windows", Kind: Relaxation, Value: w, Seconds: time.Since(start).Seconds(),
 			Note: "max_k Head[k] + Tail[k]: whole transfers on one link before and after each operation (instances/actoffload.WholeWindows)"})
 	}
 	if st, _ := ActStaircase(p, 0, true, o.Stop); st != nil {
 		bounds = append(bounds, *st)
 	}
 	if !withDP {
-		return bounds, nil
+		return bounds, notes, nil
 	}
-	start := time.Now()
+	start = time.Now()
 	ib, err := dp.InterruptibleBound(p, o)
+	if why, ok := tableOutOfReach(err); ok {
+		return bounds, append(notes, "bound: the interruptible relaxation (DYNPROG) "+why), nil
+	}
 	if err != nil {
-		return bounds, err
+		return bounds, notes, err
 	}
 	b := Bound{Name: "interruptible relaxation", Kind: DPRelaxation, Value: ib, Seconds: time.Since(start).Seconds(),
 		Note: "001 §5 by DYNPROG, sizes rounded down to 500 slots"}
 	if math.IsInf(ib, 1) {
 		b.Value, b.Infeasible = 0, true
 	}
-	return append(bounds, b), nil
+	return append(bounds, b), notes, nil
 }
 
 // ActStaircase is the staircase of the whole-transfer windows (Problem.Staircase) searched up
@@ -185,16 +201,19 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 		return lr, err
 	}
 	dpOpt := dp.ActOptions{MaxMemory: memoryLimit(in), Stop: ctx.Done()}
-	if lr.Bounds, err = ActBounds(p, true, dpOpt); err != nil {
-		why, ok := tableOutOfReach(err)
-		if !ok {
-			return lr, err
-		}
-		lr.Notes = append(lr.Notes, "bound: the interruptible relaxation (DYNPROG) "+why)
-		if lr.Bounds, err = ActBounds(p, false, dpOpt); err != nil {
-			return lr, err
-		}
+	bopt := dpOpt
+	if in.TimeLimit > 0 {
+		// The bounds' tables get at most actBoundsShare of the share: on a long chain the
+		// windows alone would take it all, and the strategies none.
+		bctx, cancel := context.WithTimeout(ctx, time.Duration(actBoundsShare*float64(in.TimeLimit)))
+		defer cancel()
+		bopt.Stop = bctx.Done()
 	}
+	bounds, notes, err := ActBounds(p, true, bopt)
+	if err != nil {
+		return lr, err
+	}
+	lr.Bounds, lr.Notes = bounds, append(lr.Notes, notes...)
 	lb := 0.0
 	for _, b := range lr.Bounds {
 		lb = math.Max(lb, b.Value)
@@ -214,7 +233,7 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 			continue
 		}
 		start := time.Now()
-		var stop <-chan struct{}
+		stop := ctx.Done() // every strategy stops at the end of the share
 		maxOps := actExactMaxOpsUntimed
 		if st.Name == "exact" && in.TimeLimit > 0 {
 			c, cancel := context.WithTimeout(ctx, time.Duration(actExactShare*float64(in.TimeLimit)))

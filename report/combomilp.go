@@ -55,6 +55,13 @@ func comboMILP(ctx context.Context, in Input, lr *LeverReport, budget int64, dea
 		return
 	case math.IsInf(b.Value, 1):
 		bound.Infeasible = true
+	case !b.Own:
+		note := fmt.Sprintf("milp: %s after %.1f s before the solver had a bound", b.Status, bound.Seconds)
+		if b.Guarded.Abandoned {
+			note += " (it did not stop at the end of the share and was abandoned)"
+		}
+		lr.Notes = append(lr.Notes, note)
+		return
 	default:
 		bound.Value = b.Value
 	}

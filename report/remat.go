@@ -215,7 +215,7 @@ func guardedStrategy(c *instances.Chain, budget int64, name string, opt dp.Optio
 	var tl *dp.TooLargeError
 	switch {
 	case errors.Is(err, dp.ErrStopped):
-		return nil, "stopped at the end of the lever's time share: the table was not complete", nil
+		return nil, "stopped at the end of the lever's time share before it finished", nil
 	case errors.As(err, &tl):
 		slots := max(opt.Slots, 1)
 		if opt.Slots == 0 {

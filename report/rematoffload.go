@@ -114,8 +114,9 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 	remat, rematNote := rematCandidates(in, budget, time.Now().Add(limit/2))
 	var seeds []schedule.Sequence // the rows' compute sequences, for sequence-offload
 	for _, st := range leverro.Strategies {
-		if err := ctx.Err(); err != nil {
-			return lr, err
+		if ctx.Err() != nil {
+			lr.Rows = append(lr.Rows, Row{Strategy: st.Name, Note: "not run: the lever's time share was spent"})
+			continue
 		}
 		start := time.Now()
 		row := Row{Strategy: st.Name}
@@ -154,6 +155,9 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 		if err != nil {
 			return lr, fmt.Errorf("%s: %w", st.Name, err)
 		}
+		if out.Stopped {
+			row.Note = joinNote(row.Note, "stopped at the end of the lever's time share: the best plan found before it")
+		}
 		if out.Feasible {
 			seeds = append(seeds, out.Schedule.Sequence())
 			row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, out.Report.Makespan, out.Report.Peak
@@ -176,7 +180,7 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 	}
 	linkCreditBound(ctx, in, &lr, budget)
 	strictSearch(ctx, in, &lr, budget)
-	return lr, nil
+	return lr, ctx.Err()
 }
 
 // actOffloadRow is the act-offload lever's best schedule, when it ran earlier in this

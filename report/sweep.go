@@ -473,7 +473,7 @@ func (s *sweeper) acts(ctx context.Context) {
 			}
 			withDP := p.L()+1 <= ActSweepDPStages
 			dpOpt := dp.ActOptions{MaxMemory: memoryLimit(in) / int64(cap(s.sem)), Stop: ctx.Done()}
-			bounds, err := ActBounds(p, withDP, dpOpt)
+			bounds, _, err := ActBounds(p, withDP, dpOpt)
 			if err != nil {
 				return err
 			}

@@ -173,6 +173,9 @@ func WeightBounds(ctx context.Context, p *offload.Problem, in Input) ([]Bound, *
 		if cert.Note != "" {
 			why = "bound: " + cert.Note
 		}
+		if g.Abandoned {
+			why += " (it did not stop at the end of the share and was abandoned)"
+		}
 		return bounds, cert, why, nil
 	default:
 		b.Value = cert.MILPBound
