@@ -45,17 +45,26 @@ type ActOptions struct {
 	// it raised (the event search's node bounds).
 	staircase  *float64
 	stairTails []float64
-	// split caches Problem.Split's bound (NaN: out of reach).
-	split *float64
+	// split caches Problem.Split's bound (NaN: out of reach), whole WholeTransfers (NaN:
+	// stopped).
+	split, whole *float64
+	// splitStopped, stairStopped, interruptibleStopped and wholeStopped say that the time
+	// limit stopped that bound (not cached: nothing to reuse).
+	splitStopped, stairStopped, interruptibleStopped, wholeStopped bool
 }
 
 // splitBound computes (once) the peak split's bound (NaN where a side's table is beyond its
-// caps).
-func (o *ActOptions) splitBound(p *act.Problem) float64 {
+// caps or ctx ended it).
+func (o *ActOptions) splitBound(ctx context.Context, p *act.Problem) float64 {
 	if o.split == nil {
 		v := math.NaN()
-		if res, err := p.Split(act.SplitOptions{}); err == nil {
+		res, err := p.Split(act.SplitOptions{Stop: ctx.Done()})
+		switch {
+		case err == nil:
 			v = res.Bound
+		case errors.Is(err, act.ErrSplitStopped):
+			o.splitStopped = true
+			return v
 		}
 		o.split = &v
 	}
@@ -63,16 +72,32 @@ func (o *ActOptions) splitBound(p *act.Problem) float64 {
 }
 
 // stair computes (once) the staircase of the whole-transfer windows and its tails.
-func (o *ActOptions) stair(p *act.Problem) (float64, []float64) {
+func (o *ActOptions) stair(ctx context.Context, p *act.Problem) (float64, []float64) {
 	if o.staircase == nil {
 		v := math.NaN()
-		st, tails := report.ActStaircase(p, 0, false, nil)
+		st, tails := report.ActStaircase(p, 0, false, ctx.Done())
 		if st != nil {
 			v = st.Value
+		} else if ctx.Err() != nil {
+			o.stairStopped = true
+			return v, nil
 		}
 		o.staircase, o.stairTails = &v, tails
 	}
 	return *o.staircase, o.stairTails
+}
+
+// wholeBound computes (once) the whole-transfer windows' bound (NaN when ctx ended it).
+func (o *ActOptions) wholeBound(ctx context.Context, p *act.Problem) float64 {
+	if o.whole == nil {
+		v, err := p.WholeTransfersUntil(ctx.Done())
+		if err != nil {
+			o.wholeStopped = true
+			return math.NaN()
+		}
+		o.whole = &v
+	}
+	return *o.whole
 }
 
 // actAlgos are the strategies of the registry (lever/actoffload) and the exact MILP
@@ -121,10 +146,12 @@ func (x *infJSON) UnmarshalJSON(b []byte) error {
 // ActBounds are the certified lower bounds, weakest first (SPEC §2, §5); null (+Inf) when
 // even the relaxation has no schedule.
 type ActBounds struct {
-	Prop3         infJSON `json:"prop3"`
-	Fractional    infJSON `json:"fractional"`
-	Interruptible infJSON `json:"interruptible"`
-	Whole         infJSON `json:"whole"`
+	Prop3      infJSON `json:"prop3"`
+	Fractional infJSON `json:"fractional"`
+	// Interruptible and Whole are absent when the time limit stopped them (certified_by
+	// says so).
+	Interruptible *infJSON `json:"interruptible,omitempty"`
+	Whole         *infJSON `json:"whole,omitempty"`
 	// Staircase is Problem.Staircase (absent where its table is out of reach).
 	Staircase *float64 `json:"staircase,omitempty"`
 	// Split is Problem.Split, the peak split (absent where its table is out of reach; null
@@ -188,42 +215,63 @@ func (o *ActOptions) maxMemory() int64 {
 	return dp.DefaultMaxMemory
 }
 
-func (o *ActOptions) dpOptions() dp.ActOptions {
-	return dp.ActOptions{Slots: o.Slots, Exact: o.Exact, MaxMemory: o.MaxMemory}
+func (o *ActOptions) dpOptions(ctx context.Context) dp.ActOptions {
+	return dp.ActOptions{Slots: o.Slots, Exact: o.Exact, MaxMemory: o.MaxMemory, Stop: ctx.Done()}
 }
 
-// actBounds computes the certified bounds; exact, when given, is a completed event search
-// (its bound the optimum of Problem 1), and mi a solve of the exact MILP.
-func actBounds(p *act.Problem, o *ActOptions, exact *hact.EventResult, mi *actmilp.Solution) (ActBounds, error) {
+// stoppedBound is the certificate of a bound the time limit stopped.
+const stoppedBound = "not computed: stopped at the time limit (--time-limit)"
+
+// actBounds computes the certified bounds within ctx (a bound it stops is absent, its
+// certificate says so); exact, when given, is a completed event search (its bound the
+// optimum of Problem 1), and mi a solve of the exact MILP.
+func actBounds(ctx context.Context, p *act.Problem, o *ActOptions, exact *hact.EventResult, mi *actmilp.Solution) (ActBounds, error) {
 	b := ActBounds{Prop3: infJSON(p.Prop3()), Fractional: infJSON(p.Fractional()), CertifiedBy: map[string]string{
 		"prop3":         "001 Prop. 3 (factor 2): all compute, and M_peak − M_GPU bytes out and back on one link",
 		"fractional":    "optimum of the fluid fractional relaxation (001 §4, Thm 2), a relaxation of Problem 1",
 		"interruptible": "DYNPROG optimum with sizes rounded down: a relaxation of Problem 2 (interruptible transfers, 001 §5), max with fractional",
 		"whole":         "max over operations of Head + Tail with whole transfers on one link before and after each (instances/actoffload.WholeWindows)",
 	}}
-	b.Whole = infJSON(p.WholeTransfers())
-	if v, _ := o.stair(p); !math.IsNaN(v) {
+	b.Best = infJSON(math.Max(p.Prop3(), p.Fractional()))
+	if w := o.wholeBound(ctx, p); !math.IsNaN(w) {
+		wv := infJSON(w)
+		b.Whole = &wv
+		b.Best = infJSON(math.Max(float64(b.Best), w))
+	} else if o.wholeStopped {
+		b.CertifiedBy["whole"] = stoppedBound
+	}
+	if v, _ := o.stair(ctx, p); !math.IsNaN(v) {
 		b.Staircase = &v
 		b.CertifiedBy["staircase"] = "one link meets every tight operation's need with whole offloads by T − Tail[k] (instances/actoffload.Staircase)"
+		b.Best = infJSON(math.Max(float64(b.Best), v))
+	} else if o.stairStopped {
+		b.CertifiedBy["staircase"] = stoppedBound
 	}
-	if o.interruptible == nil {
-		ib, err := dp.InterruptibleBound(p, o.dpOptions())
-		if err != nil {
+	if o.interruptible == nil && !o.interruptibleStopped {
+		ib, err := dp.InterruptibleBound(p, o.dpOptions(ctx))
+		switch {
+		case errors.Is(err, dp.ErrStopped):
+			o.interruptibleStopped = true
+		case err != nil:
 			return b, err
+		default:
+			o.interruptible = &ib
 		}
-		o.interruptible = &ib
 	}
-	ib := *o.interruptible
-	b.Interruptible = infJSON(ib)
-	b.Best = infJSON(math.Max(math.Max(p.Prop3(), float64(b.Whole)), math.Max(p.Fractional(), ib)))
-	if b.Staircase != nil {
-		b.Best = infJSON(math.Max(float64(b.Best), *b.Staircase))
+	if o.interruptible != nil {
+		iv := infJSON(*o.interruptible)
+		b.Interruptible = &iv
+		b.Best = infJSON(math.Max(float64(b.Best), *o.interruptible))
+	} else {
+		b.CertifiedBy["interruptible"] = stoppedBound
 	}
-	if v := o.splitBound(p); !math.IsNaN(v) {
+	if v := o.splitBound(ctx, p); !math.IsNaN(v) {
 		sv := infJSON(v)
 		b.Split = &sv
 		b.Best = infJSON(math.Max(float64(b.Best), v))
 		b.CertifiedBy["split"] = act.SplitCertificate
+	} else if o.splitStopped {
+		b.CertifiedBy["split"] = stoppedBound
 	}
 	if exact != nil && !math.IsInf(exact.Bound, 1) {
 		v := exact.Bound
@@ -269,8 +317,9 @@ func actMILPCertificate(mi *actmilp.Solution) string {
 }
 
 // runActMILP solves the exact MILP from start (the best schedule at hand; nil: the best of
-// GREEDY, DYNPROG and VDNN), with the certified bound lower as a row of the model.
-func runActMILP(p *act.Problem, o *ActOptions, start *hact.Result, startName string, lower float64) (*actmilp.Solution, error) {
+// GREEDY, DYNPROG and VDNN), with the certified bound lower as a row of the model, within
+// ctx's deadline (the command's).
+func runActMILP(ctx context.Context, p *act.Problem, o *ActOptions, start *hact.Result, startName string, lower float64) (*actmilp.Solution, error) {
 	solvers, err := boundSolvers(o.Solver)
 	if err != nil {
 		return nil, err
@@ -279,22 +328,16 @@ func runActMILP(p *act.Problem, o *ActOptions, start *hact.Result, startName str
 		return nil, usageErrorf("--algo milp needs a MILP backend (HiGHS or lp_solve): build with make")
 	}
 	if start == nil {
-		if start, startName, err = actmilp.BestHeuristic(p); err != nil {
+		if start, startName, err = actmilp.BestHeuristicUntil(p, ctx.Done()); err != nil {
 			return nil, err
 		}
 	}
-	limit := o.TimeLimit
-	if limit <= 0 {
-		limit = 60
-	}
-	// The limit covers building the model too (a long chain's takes longer than its solve).
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(limit*float64(time.Second)))
-	defer cancel()
+	// The deadline covers building the model too (a long chain's takes longer than its solve).
 	return actmilp.Solve(ctx, solvers, p, actmilp.SolveOptions{Start: start, StartName: startName, Lower: lower,
-		MaxMemory: o.maxMemory(), Params: milp.Params{TimeLimit: time.Duration(limit * float64(time.Second))}})
+		MaxMemory: o.maxMemory()})
 }
 
-func runActAlgo(p *act.Problem, o *ActOptions, algo string) (*hact.Result, string, error) {
+func runActAlgo(ctx context.Context, p *act.Problem, o *ActOptions, algo string) (*hact.Result, string, error) {
 	if algo == "milp" {
 		panic("cli: milp runs through runActMILP")
 	}
@@ -302,7 +345,10 @@ func runActAlgo(p *act.Problem, o *ActOptions, algo string) (*hact.Result, strin
 	if !ok {
 		return nil, "", usageErrorf("--algo: unknown %q (want %s or all)", algo, strings.Join(actAlgos, ", "))
 	}
-	out, err := st.Run(p, leveract.Options{DP: o.dpOptions(), LowerBound: p.Fractional(), MaxNodes: o.MaxNodes})
+	out, err := st.Run(p, leveract.Options{DP: o.dpOptions(ctx), LowerBound: p.Fractional(), MaxNodes: o.MaxNodes, Stop: ctx.Done()})
+	if errors.Is(err, dp.ErrStopped) { // DYNPROG's table
+		return &hact.Result{}, leveract.StoppedStatus + " before it had a schedule", nil
+	}
 	if err == nil && algo == "split" && o.split == nil {
 		// The bound line reuses the strategy's split instead of running it again.
 		v := math.NaN()
@@ -331,8 +377,10 @@ func actResult(algo string, r *hact.Result, status string, best float64) ActResu
 	return a
 }
 
-// RunOffloadAct runs the algorithms and assembles the report.
-func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
+// RunOffloadAct runs the algorithms and assembles the report, within ctx's deadline (the
+// command's --time-limit): an algorithm stopped by it says so in its status, a bound it
+// stopped is absent with a certificate that says so.
+func RunOffloadAct(ctx context.Context, p *act.Problem, o *ActOptions) (*ActReport, error) {
 	algos := []string{o.Algo}
 	if o.Algo == "all" {
 		algos = leveract.Names(leveract.InAll)
@@ -359,7 +407,7 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 					start, name = r.r, r.algo
 				}
 			}
-			b, err := actBounds(p, o, nil, nil)
+			b, err := actBounds(ctx, p, o, nil, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -367,7 +415,7 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 			if math.IsInf(lower, 0) {
 				lower = 0
 			}
-			if mi, err = runActMILP(p, o, start, name, lower); err != nil {
+			if mi, err = runActMILP(ctx, p, o, start, name, lower); err != nil {
 				var tl *actmilp.TooLargeError
 				if errors.As(err, &tl) && o.Algo == "all" {
 					milpNote = "not run: " + err.Error() // the others stand; --algo milp alone fails
@@ -378,7 +426,7 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 			runs = append(runs, run{a, mi.Status.String(), mi.From, mi.Best})
 			continue
 		}
-		r, st, err := runActAlgo(p, o, a)
+		r, st, err := runActAlgo(ctx, p, o, a)
 		if err != nil {
 			return nil, err
 		}
@@ -392,7 +440,7 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 					best = r.r
 				}
 			}
-			ev, err := runEventSearch(p, o, best)
+			ev, err := runEventSearch(ctx, p, o, best)
 			if err != nil {
 				return nil, err
 			}
@@ -406,7 +454,7 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 			}
 		}
 	}
-	b, err := actBounds(p, o, exact, mi)
+	b, err := actBounds(ctx, p, o, exact, mi)
 	if err != nil {
 		return nil, err
 	}
@@ -436,16 +484,10 @@ func RunOffloadAct(p *act.Problem, o *ActOptions) (*ActReport, error) {
 	return rep, nil
 }
 
-// runEventSearch runs heuristics/actoffload.EventSearch from best (nil: none) within
-// --time-limit (default 60 s) and ten times --max-nodes.
-func runEventSearch(p *act.Problem, o *ActOptions, best *hact.Result) (*hact.EventResult, error) {
-	limit := o.TimeLimit
-	if limit <= 0 {
-		limit = 60
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(limit*float64(time.Second)))
-	defer cancel()
-	_, tails := o.stair(p)
+// runEventSearch runs heuristics/actoffload.EventSearch from best (nil: none) within ctx's
+// deadline (the command's --time-limit) and ten times --max-nodes.
+func runEventSearch(ctx context.Context, p *act.Problem, o *ActOptions, best *hact.Result) (*hact.EventResult, error) {
+	_, tails := o.stair(ctx, p)
 	opt := hact.EventOptions{Stop: ctx.Done(), MaxNodes: 10 * o.MaxNodes,
 		MaxStates: hact.EventStatesWithin(o.maxMemory() / 2), Tail: tails}
 	if best != nil {
@@ -475,16 +517,23 @@ func fmtTime(x float64) string {
 }
 
 func printActBounds(w *tabwriter.Writer, b ActBounds) {
+	opt := func(name string, v *infJSON) {
+		if v != nil {
+			fmt.Fprintf(w, "bound %s\t%s\t%s\n", name, fmtTime(float64(*v)), b.CertifiedBy[name])
+		} else if c := b.CertifiedBy[name]; c != "" {
+			fmt.Fprintf(w, "bound %s\t-\t%s\n", name, c)
+		}
+	}
 	fmt.Fprintf(w, "bound prop3\t%s\t%s\n", fmtTime(float64(b.Prop3)), b.CertifiedBy["prop3"])
 	fmt.Fprintf(w, "bound fractional\t%s\t%s\n", fmtTime(float64(b.Fractional)), b.CertifiedBy["fractional"])
-	fmt.Fprintf(w, "bound interruptible\t%s\t%s\n", fmtTime(float64(b.Interruptible)), b.CertifiedBy["interruptible"])
-	fmt.Fprintf(w, "bound whole\t%s\t%s\n", fmtTime(float64(b.Whole)), b.CertifiedBy["whole"])
+	opt("interruptible", b.Interruptible)
+	opt("whole", b.Whole)
 	if b.Staircase != nil {
 		fmt.Fprintf(w, "bound staircase\t%s\t%s\n", fmtTime(*b.Staircase), b.CertifiedBy["staircase"])
+	} else if c := b.CertifiedBy["staircase"]; c != "" {
+		fmt.Fprintf(w, "bound staircase\t-\t%s\n", c)
 	}
-	if b.Split != nil {
-		fmt.Fprintf(w, "bound split\t%s\t%s\n", fmtTime(float64(*b.Split)), b.CertifiedBy["split"])
-	}
+	opt("split", b.Split)
 	if b.Exact != nil {
 		fmt.Fprintf(w, "optimum (exact)\t%s\t%s\n", fmtTime(*b.Exact), b.CertifiedBy["exact"])
 	}
@@ -534,6 +583,7 @@ Algorithms:
   memsched verify --problem act-offload --chain r50.json --mem 3GiB --bandwidth 12.2GB/s --schedule a.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
 			if o.Algo != "all" && !contains(actAlgos, o.Algo) {
 				return usageErrorf("--algo: unknown %q (want %s or all)", o.Algo, strings.Join(actAlgos, ", "))
 			}
@@ -551,7 +601,9 @@ Algorithms:
 			if err != nil {
 				return err
 			}
-			rep, err := RunOffloadAct(p, o)
+			ctx, cancel := withTimeLimit(cmd.Context(), start, o.TimeLimit)
+			defer cancel()
+			rep, err := RunOffloadAct(ctx, p, o)
 			if err != nil {
 				return err
 			}
@@ -591,7 +643,7 @@ Algorithms:
 	}
 	o.flags(cmd)
 	cmd.Flags().StringVar(&o.Algo, "algo", "all", strings.Join(actAlgos, "|")+"|all")
-	cmd.Flags().Float64Var(&o.TimeLimit, "time-limit", 60, "MILP time limit in seconds (--algo milp, and --algo all where a MILP backend is compiled in)")
+	cmd.Flags().Float64Var(&o.TimeLimit, "time-limit", 60, "wall-time budget in seconds of the whole command: every algorithm, bound and solve runs within it (what it stops says so); the exact search and the MILP get what is left")
 	cmd.Flags().StringVar(&o.Solver, "solver", "", "MILP backend for --algo milp: highs|lpsolve (default: the best compiled in)")
 	cmd.Flags().IntVar(&o.Slots, "slots", dp.DefaultSlots, "DYNPROG memory slots S (001 §5.3.2)")
 	cmd.Flags().BoolVar(&o.Exact, "exact", false, "DYNPROG without rounding (slots of gcd of the sizes; small integer instances)")
@@ -605,7 +657,9 @@ Algorithms:
 // verified schedule of GREEDY, DYNPROG, VDNN and the peak split (whose bound the split
 // computes on the way): where it meets the bound, the optimum is proven and the MILP does not
 // run; otherwise the MILP starts from it, within the time limit.
-func runActBound(io *IO, w *WeightsOptions, slots int, exact bool, maxMemory int64, solver string, limit float64) error {
+// The incumbent and the bounds get half of --time-limit (the whole command's), the MILP
+// what is left.
+func runActBound(ctx context.Context, begin time.Time, io *IO, w *WeightsOptions, slots int, exact bool, maxMemory int64, solver string, limit float64) error {
 	o := &ActOptions{WeightsOptions: *w, Slots: slots, Exact: exact, MaxMemory: maxMemory, Solver: solver, TimeLimit: limit}
 	p, err := o.problem()
 	if err != nil {
@@ -614,27 +668,32 @@ func runActBound(io *IO, w *WeightsOptions, slots int, exact bool, maxMemory int
 	if err := checkTimeLimit(limit); err != nil {
 		return err
 	}
-	start, from, err := actmilp.BestHeuristic(p)
+	ctx, cancel := withTimeLimit(ctx, begin, limit)
+	defer cancel()
+	hctx, hcancel := shareOf(ctx, 0.5)
+	defer hcancel()
+	start, from, err := actmilp.BestHeuristicUntil(p, hctx.Done())
 	if err != nil {
 		return err
 	}
 	// The split's bound is cached for actBounds; beyond its caps it has no schedule (and no
 	// bound), and the others stand.
-	split, _, err := runActAlgo(p, o, "split")
+	split, _, err := runActAlgo(hctx, p, o, "split")
 	if err != nil {
 		return err
 	}
 	if split.Feasible && (!start.Feasible || split.Report.Makespan < start.Report.Makespan) {
 		start, from = split, "split"
 	}
-	b, err := actBounds(p, o, nil, nil)
+	b, err := actBounds(hctx, p, o, nil, nil)
+	hcancel()
 	if err != nil {
 		return err
 	}
 	proven := start.Feasible && start.Report.Makespan <= float64(b.Best)*(1+1e-9)
 	var mi *actmilp.Solution
 	if realMILPBackend() && !math.IsInf(float64(b.Best), 1) && !proven {
-		mi, err = runActMILP(p, o, start, from, float64(b.Best))
+		mi, err = runActMILP(ctx, p, o, start, from, float64(b.Best))
 		var tl *actmilp.TooLargeError
 		switch {
 		case errors.As(err, &tl):
@@ -642,7 +701,7 @@ func runActBound(io *IO, w *WeightsOptions, slots int, exact bool, maxMemory int
 		case err != nil:
 			return err
 		default:
-			if b, err = actBounds(p, o, nil, mi); err != nil {
+			if b, err = actBounds(ctx, p, o, nil, mi); err != nil {
 				return err
 			}
 			if mi.Best.Feasible && (!start.Feasible || mi.Best.Report.Makespan < start.Report.Makespan) {
@@ -799,7 +858,7 @@ func runExportOffload(c *cobra.Command, io *IO, problem string) error {
 	if err != nil {
 		return err
 	}
-	b, err := actBounds(p, o, nil, nil)
+	b, err := actBounds(context.Background(), p, o, nil, nil)
 	if err != nil {
 		return err
 	}

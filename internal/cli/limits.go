@@ -39,6 +39,9 @@ func maxMemoryFlag(v string) (int64, error) {
 	return b, nil
 }
 
+// passed reports whether deadline is set and has passed.
+func passed(deadline time.Time) bool { return !deadline.IsZero() && !time.Now().Before(deadline) }
+
 // withTimeLimit returns ctx with a deadline seconds after start (the command's start), the
 // budget of everything the command does.
 func withTimeLimit(ctx context.Context, start time.Time, seconds float64) (context.Context, context.CancelFunc) {
@@ -46,4 +49,14 @@ func withTimeLimit(ctx context.Context, start time.Time, seconds float64) (conte
 		ctx = context.Background()
 	}
 	return context.WithDeadline(ctx, start.Add(time.Duration(seconds*float64(time.Second))))
+}
+
+// shareOf returns ctx with a deadline at frac of the time left before ctx's (ctx itself
+// without one), and its cancel.
+func shareOf(ctx context.Context, frac float64) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, time.Now().Add(time.Duration(frac*float64(time.Until(dl)))))
 }

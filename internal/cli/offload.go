@@ -371,6 +371,9 @@ func boundReport(c *weightlb.Certified) *BoundReport {
 		rep.Status, rep.Solver, rep.Seconds = g.Status.String(), g.Solver, g.Wall.Seconds()
 		rep.MILPBound = finite(c.MILPBound)
 		rep.Attempts, rep.Contradiction = g.Attempts, g.Contradiction
+		if g.Abandoned {
+			rep.Note = strings.TrimPrefix(rep.Note+"; the solver did not stop at the time limit and was abandoned: no bound or incumbent of its own", "; ")
+		}
 		if g.HasSolution {
 			rep.Incumbent, rep.Gap = finite(g.Objective*c.Units.Time), finite(g.Gap)
 		}
@@ -439,7 +442,7 @@ the MILP does not run.`,
 				if err != nil {
 					return err
 				}
-				return runActBound(io, o, slots, exactSlots, maxMem, solver, limit)
+				return runActBound(cmd.Context(), start, io, o, slots, exactSlots, maxMem, solver, limit)
 			}
 			if problem != "weight-offload" {
 				return usageErrorf("bound: unknown --problem %q (want weight-offload or act-offload)", problem)

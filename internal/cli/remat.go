@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +41,11 @@ type RematOptions struct {
 	// AlgoSet and SlotsSet say that --algo and --slots were given (they do not go with
 	// --sequence).
 	AlgoSet, SlotsSet bool
+	// TimeLimit is --time-limit: the wall time of the whole command in seconds (0: none); a
+	// table still filling at it stops, and the command says so (exit 1).
+	TimeLimit float64
+	// start is when the command began, from which TimeLimit counts.
+	start time.Time
 }
 
 // maxExactBudget is the largest budget of --exact: the dynamic programs take at most 2^22 slots.
@@ -107,7 +114,9 @@ An infeasible budget is a result (feasible: false), not an error.`,
   memsched remat --chain r101.json --mem 4GiB --frontier  # makespan vs budget from one table`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.start = time.Now()
 			opts.AlgoSet, opts.SlotsSet = cmd.Flags().Changed("algo"), cmd.Flags().Changed("slots") || cmd.Flags().Changed("exact")
+			opts.TimeLimit, _ = cmd.Flags().GetFloat64("time-limit")
 			return runRemat(opts, io)
 		},
 	}
@@ -160,11 +169,28 @@ func runRemat(opts *RematOptions, io *IO) error {
 	if err != nil {
 		return err
 	}
+	if opts.TimeLimit != 0 {
+		if err := checkTimeLimit(opts.TimeLimit); err != nil {
+			return err
+		}
+	}
+	if opts.start.IsZero() {
+		opts.start = time.Now()
+	}
 	c, source, err := loadChain(opts.ChainFile)
 	if err != nil {
 		return err
 	}
 	dpOpt := dp.Options{Slots: slots, MaxMemory: maxMem}
+	if opts.TimeLimit > 0 {
+		ctx, cancel := withTimeLimit(context.Background(), opts.start, opts.TimeLimit)
+		defer cancel()
+		dpOpt.Stop = ctx.Done()
+	}
+	stopped := func() error {
+		return fmt.Errorf("remat: stopped at the time limit (--time-limit %g) after %.1f s, before %s finished: raise --time-limit, or use fewer --slots",
+			opts.TimeLimit, time.Since(opts.start).Seconds(), opts.Algo)
+	}
 	if slots == 0 {
 		dpOpt.Slots = dp.DefaultSlots
 	}
@@ -190,6 +216,9 @@ func runRemat(opts *RematOptions, io *IO) error {
 		}
 	case st.HasTable():
 		tab, ex, note, err := st.Table(c, budget, lopt)
+		if errors.Is(err, dp.ErrStopped) {
+			return stopped()
+		}
 		if err != nil {
 			return err
 		}
@@ -210,6 +239,8 @@ func runRemat(opts *RematOptions, io *IO) error {
 		var le *leverremat.LimitError
 		if out, err = st.Run(c, budget, lopt); errors.As(err, &le) {
 			return &UsageError{err}
+		} else if errors.Is(err, dp.ErrStopped) {
+			return stopped()
 		} else if err != nil {
 			return fmt.Errorf("remat: %w", err)
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -131,11 +132,12 @@ bound and the gap.`,
 	f.StringVar(&o.Mem, "mem", "", "memory budget (e.g. 90MiB), everything counted")
 	f.StringVar(&o.Algo, "algo", "ilp", "ilp (exact MILP) | ilp-lp (certified LP bound + two-phase rounding)")
 	f.StringVar(&o.Solver, "solver", "", "highs|lpsolve|ref (default: the best compiled in)")
-	f.Float64Var(&o.TimeLimit, "time-limit", 60, "solver time limit in seconds")
+	f.Float64Var(&o.TimeLimit, "time-limit", 60, "wall-time budget in seconds of the whole command, model building included")
 	return cmd
 }
 
 func runRematGraph(o *RematGraphOptions, io *IO) error {
+	begin := time.Now()
 	if o.Algo != "ilp" && o.Algo != "ilp-lp" {
 		return usageErrorf("remat-graph: unknown --algo %q (want ilp or ilp-lp)", o.Algo)
 	}
@@ -150,11 +152,14 @@ func runRematGraph(o *RematGraphOptions, io *IO) error {
 	if err != nil {
 		return &UsageError{err}
 	}
+	// --time-limit is the command's budget: the solve gets what loading and building leave.
+	ctx, cancel := withTimeLimit(context.Background(), begin, o.TimeLimit)
+	defer cancel()
 	params := milp.Params{TimeLimit: time.Duration(o.TimeLimit * float64(time.Second))}
 	if o.Algo == "ilp-lp" {
-		return runRematGraphLP(o, io, s, g, budget, params)
+		return runRematGraphLP(ctx, o, io, s, g, budget, params)
 	}
-	sol, f, err := checkmate.Solve(context.Background(), s, g, budget, params)
+	sol, f, err := checkmate.Solve(ctx, s, g, budget, params)
 	if err != nil {
 		return err
 	}
@@ -174,7 +179,7 @@ func runRematGraph(o *RematGraphOptions, io *IO) error {
 		rep.Feasible = &no
 	}
 	if o.ChainFile != "" || (o.GraphFile == "" && o.DefaultChain) {
-		if err := chainReference(o.ChainFile, budget, rep); err != nil {
+		if err := chainReference(ctx, o.ChainFile, budget, rep); err != nil {
 			return err
 		}
 	}
@@ -292,8 +297,8 @@ func newExportAllCmd(io *IO) *cobra.Command {
 
 // runRematGraphLP is --algo ilp-lp: the LP relaxation's certified bound and the two-phase
 // rounding's schedule (replayed), or none when the rounding exceeds the budget.
-func runRematGraphLP(o *RematGraphOptions, io *IO, s milp.Solver, g *instances.Graph, budget int64, p milp.Params) error {
-	a, f, err := checkmate.SolveLP(context.Background(), s, g, budget, p)
+func runRematGraphLP(ctx context.Context, o *RematGraphOptions, io *IO, s milp.Solver, g *instances.Graph, budget int64, p milp.Params) error {
+	a, f, err := checkmate.SolveLP(ctx, s, g, budget, p)
 	if err != nil {
 		return err
 	}
@@ -337,7 +342,7 @@ func runRematGraphLP(o *RematGraphOptions, io *IO, s milp.Solver, g *instances.G
 // chainReference adds the persistent DP's sequence to a --chain report. HiGHS takes no start
 // point through milp.Params, so instead of a warm start the DP's sequence is reported as the best
 // chain schedule whenever the ILP has none or a worse one.
-func chainReference(file string, budget int64, rep *RematGraphReport) error {
+func chainReference(ctx context.Context, file string, budget int64, rep *RematGraphReport) error {
 	c, _, err := loadChain(file)
 	if err != nil {
 		return err
@@ -347,7 +352,10 @@ func chainReference(file string, budget int64, rep *RematGraphReport) error {
 		same = same && st.ABar == st.A
 	}
 	rep.BoundBoundsChain = &same
-	r, err := dp.SolvePersistent(c, budget, dp.Options{})
+	r, err := dp.SolvePersistent(c, budget, dp.Options{Stop: ctx.Done()})
+	if errors.Is(err, dp.ErrStopped) {
+		return nil // no time left for the reference row
+	}
 	if err != nil {
 		return err
 	}
@@ -389,7 +397,7 @@ func newRematAllCmd(io *IO) *cobra.Command {
 	inner := cmd.RunE
 	var limit float64
 	var solver string
-	cmd.Flags().Float64Var(&limit, "time-limit", 60, "--algo ilp, ilp-lp: wall-time budget in seconds of the whole command, model building included")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "wall-time budget in seconds of the whole command, every table and (--algo ilp, ilp-lp) the model building included: a table or solve still running at it stops, and the command says so")
 	cmd.Flags().StringVar(&solver, "solver", "", "MILP backend for --algo ilp, ilp-lp: highs|lpsolve|ref (default: the best compiled in)")
 	cmd.Flags().Lookup("algo").Usage += "|ilp|ilp-lp"
 	cmd.Long += "\n  ilp         the chain-exact MILP (Checkmate's staged model on 004's operations; its optimum is\n              the exhaustive oracle's), C_MP's sequence next to it, docs/checkmate.md\n  ilp-lp      its certified LP bound, with C_MP's sequence as the schedule\nCheckmate's plain graph model of the chain (free-delete variant): memsched remat-graph --chain FILE."

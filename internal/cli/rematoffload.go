@@ -156,7 +156,7 @@ each C_MP table of the heuristics: what they stop is a note in the output, never
 	f.IntVar(&o.LinkSlots, "link-slots", 0, "the DP's grid for queued and backlogged bytes, coarser than --slots (0: the same)")
 	f.IntVar(&o.MaxStates, "max-states", 0, "cap on the DP's states (0: 20000000); above it the DP stops with an error")
 	f.BoolVar(&o.NoPolish, "no-polish", false, "re-time each algorithm's plan as it is (by default inputs it offloads are kept while that shortens the strict schedule)")
-	f.Float64Var(&o.TimeLimit, "time-limit", 60, "wall-time budget in seconds of the whole command: a DP still searching then stops (its row says so; the heuristics always run), the relaxation MILP gets what is left")
+	f.Float64Var(&o.TimeLimit, "time-limit", 60, "wall-time budget in seconds of the whole command, every table included: the algorithms share it (each an equal share of what is left), one still searching at the end of its share stops and its row says so; the relaxation MILP and the class bound get what is left")
 	addMaxMemoryFlag(f, &o.maxMemory)
 	f.StringVar(&o.Solver, "solver", "", "MILP backend of the relaxation: highs|lpsolve (default: the best compiled in)")
 	f.BoolVar(&o.NoMILP, "no-milp", false, "skip the relaxation MILP")
@@ -264,30 +264,18 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		Class: ComboBound{Scope: "class", CertifiedBy: "optimum of the combined class in the fluid model of SPEC §6 without the turn's idle (dp.Combined in bytes, exact inner minimization; equal to the exhaustive search on tiny chains): a relaxation of strict timing for plans of the class; it bounds the strict schedules of the class only, not rematerialization or offloading schedules outside it"},
 		Best:  sumU,
 	}
-	if opt.Exact {
-		start := time.Now()
-		r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Exact: true, Inner: dp.InnerExact, FreeTurn: true, MaxStates: opt.MaxStates})
-		switch {
-		case err != nil:
-			rep.LowerBounds.Class.Note = "not computed: " + err.Error()
-		case !r.ExactLink:
-			rep.LowerBounds.Class.Note = "not computed: β·u is not a whole number of bytes for every operation"
-		case !r.Feasible:
-			rep.LowerBounds.Class.Note = fmt.Sprintf("no plan of the class fits (%.2f s)", time.Since(start).Seconds())
-		default:
-			v := r.Fluid.Makespan
-			rep.LowerBounds.Class.Value = &v
-			rep.LowerBounds.Class.Note = fmt.Sprintf("%.2f s, %d states", time.Since(start).Seconds(), r.States)
-		}
-	} else {
-		rep.LowerBounds.Class.Note = "not computed: exact mode only (--slots exact); with slots the DP's value bounds nothing"
-	}
-	for _, a := range algos {
+	for i, a := range algos {
 		st, _ := leverro.Lookup(a)
 		start := time.Now()
+		if passed(opt.Deadline) {
+			rep.Results = append(rep.Results, ComboResult{Algo: a, Note: "not run: the time limit (--time-limit) was spent"})
+			continue
+		}
+		// Each algorithm gets an equal share of the time left (what one leaves goes to the
+		// next): the DP alone would take it all on a long chain, and the heuristics none.
 		o := opt
-		if st.Name != "pofo" && !st.Direct() {
-			o.Deadline = time.Time{} // the heuristics always run (--time-limit's help)
+		if !opt.Deadline.IsZero() {
+			o.Deadline = start.Add(opt.Deadline.Sub(start) / time.Duration(len(algos)-i))
 		}
 		for _, r := range rep.Results {
 			if r.Feasible && (o.Upper == 0 || *r.Makespan < o.Upper) {
@@ -301,7 +289,7 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		switch {
 		case errors.Is(err, dp.ErrDeadline) || errors.Is(err, dp.ErrStopped):
 			rep.Results = append(rep.Results, ComboResult{Algo: a, Seconds: time.Since(start).Seconds(),
-				Note: "stopped at the time limit (--time-limit) before the DP finished: " + err.Error()})
+				Note: "stopped at the end of its share of --time-limit before it had a plan: " + err.Error()})
 			continue
 		case errors.As(err, new(*dp.TooLargeError)):
 			rep.Results = append(rep.Results, ComboResult{Algo: a, Seconds: time.Since(start).Seconds(), Note: "not run: " + err.Error()})
@@ -326,9 +314,6 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		if sm < rep.LowerBounds.Best*(1-1e-9) {
 			return nil, fmt.Errorf("remat-offload: %s's verified makespan %g is below the bound Σu = %g (bug)", a, sm, rep.LowerBounds.Best)
 		}
-		if cb := rep.LowerBounds.Class.Value; cb != nil && sm < *cb*(1-1e-9) {
-			return nil, fmt.Errorf("remat-offload: %s's verified makespan %g is below the class bound %g (bug)", a, sm, *cb)
-		}
 		res.Feasible, res.Verified = true, true
 		res.Makespan, res.Ratio = &sm, ratioTo(sm, rep.LowerBounds.Best)
 		if out.ModelPlan != nil {
@@ -343,7 +328,42 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		case out.Source != "":
 			res.Note = "the schedule is " + out.Source + ": faster under strict timing than the plan's"
 		}
+		if out.Stopped {
+			res.Note = strings.TrimPrefix(res.Note+"; stopped at the end of its share of --time-limit: the best plan found before it", "; ")
+		}
 		rep.Results = append(rep.Results, res)
+	}
+	// The class bound after the algorithms: the rows are what the user asked for, the bound
+	// gets the time they leave.
+	if opt.Exact {
+		start := time.Now()
+		r, err := dp.Combined(c, budget, beta, dp.CombinedOptions{Exact: true, Inner: dp.InnerExact, FreeTurn: true, MaxStates: opt.MaxStates,
+			Deadline: opt.Deadline, MaxMemory: opt.MaxMemory, RequireExactLink: true})
+		switch {
+		case passed(opt.Deadline) && start.After(opt.Deadline):
+			rep.LowerBounds.Class.Note = "not computed: the time limit (--time-limit) was spent by the algorithms"
+		case errors.Is(err, dp.ErrDeadline):
+			rep.LowerBounds.Class.Note = fmt.Sprintf("not computed: stopped at the time limit (--time-limit) after %.2f s", time.Since(start).Seconds())
+		case err != nil:
+			rep.LowerBounds.Class.Note = "not computed: " + err.Error()
+		case !r.ExactLink:
+			rep.LowerBounds.Class.Note = "not computed: β·u is not a whole number of bytes for every operation"
+		case !r.Feasible:
+			rep.LowerBounds.Class.Note = fmt.Sprintf("no plan of the class fits (%.2f s)", time.Since(start).Seconds())
+		default:
+			v := r.Fluid.Makespan
+			rep.LowerBounds.Class.Value = &v
+			rep.LowerBounds.Class.Note = fmt.Sprintf("%.2f s, %d states", time.Since(start).Seconds(), r.States)
+		}
+	} else {
+		rep.LowerBounds.Class.Note = "not computed: exact mode only (--slots exact); with slots the DP's value bounds nothing"
+	}
+	if cb := rep.LowerBounds.Class.Value; cb != nil {
+		for _, r := range rep.Results {
+			if r.Feasible && *r.Makespan < *cb*(1-1e-9) {
+				return nil, fmt.Errorf("remat-offload: %s's verified makespan %g is below the class bound %g (bug)", r.Algo, *r.Makespan, *cb)
+			}
+		}
 	}
 	return rep, nil
 }
@@ -446,6 +466,11 @@ func comboMILP(ctx context.Context, rep *ComboReport, c *instances.Chain, budget
 		cb.CertifiedBy = "relaxation MILP (milp/combinedlb): no answer could be believed: " + b.Guarded.Contradiction
 	case math.IsInf(b.Value, 1):
 		cb.CertifiedBy = "relaxation MILP (milp/combinedlb) infeasible: no schedule of the combined model fits"
+	case !b.Own:
+		cb.CertifiedBy = "relaxation MILP (milp/combinedlb): stopped at the time limit (--time-limit) before the solver had a bound"
+		if b.Guarded.Abandoned {
+			cb.CertifiedBy += "; the solver did not stop at the limit and was abandoned"
+		}
 	default:
 		v := b.Value
 		cb.Value = &v

@@ -75,7 +75,7 @@ malformed one is refused with exit 2 and the file, line and construct on stderr.
 // testable without solving).
 func bindSolveFlags(f *pflag.FlagSet, opts *SolveOptions) {
 	f.StringVar(&opts.Solver, "solver", "", "highs|lpsolve|ref (default: the best compiled in)")
-	f.Float64Var(&opts.TimeLimit, "time-limit", 0, "time limit in seconds (0: none)")
+	f.Float64Var(&opts.TimeLimit, "time-limit", 0, "wall-time budget in seconds of the whole command, reading the file included (0: none)")
 	f.Float64Var(&opts.Gap, "gap", 0, "relative MIP gap at which to stop (0: solver default)")
 	f.IntVar(&opts.Threads, "threads", 0, "solver threads (0: solver default)")
 }
@@ -85,6 +85,7 @@ func bindSolveFlags(f *pflag.FlagSet, opts *SolveOptions) {
 func readModel(path string) (*model.Model, error) { return modelfile.Read(path) }
 
 func runSolve(opts *SolveOptions, io *IO) error {
+	begin := time.Now()
 	if err := checkTimeLimitOrNone(opts.TimeLimit); err != nil {
 		return err
 	}
@@ -103,7 +104,14 @@ func runSolve(opts *SolveOptions, io *IO) error {
 		return &UsageError{err}
 	}
 	p := milp.Params{TimeLimit: time.Duration(opts.TimeLimit * float64(time.Second)), RelGap: opts.Gap, Threads: opts.Threads}
-	res, err := milp.Solve(context.Background(), s, m, p)
+	ctx := context.Background()
+	if opts.TimeLimit > 0 {
+		// The whole command's budget: the solve gets what reading the file left.
+		var cancel context.CancelFunc
+		ctx, cancel = withTimeLimit(ctx, begin, opts.TimeLimit)
+		defer cancel()
+	}
+	res, err := milp.Solve(ctx, s, m, p)
 	if err != nil {
 		return err
 	}
