@@ -109,10 +109,19 @@ func Exact(p *act.Problem, o ExactOptions) (*Result, ExactStatus, error) {
 		}
 		e.restOps[k] = e.restOps[k+1] + u
 	}
-	if _, tail, ok := p.WholeWindows(); ok {
+	_, tail, ok, err := p.WholeWindowsUntil(o.Stop)
+	if err != nil {
+		return &Result{}, Stopped, nil // the windows alone take minutes on a long chain
+	}
+	if ok {
 		e.tail = tail
 	}
 	s := newSim(p)
+	// The simulations stop too (their clones inherit the channel): on a long chain one node
+	// is a replay of thousands of operations, and 1024 of them between two looks at the
+	// channel take minutes. A stopped simulation ends the search as Stopped, never as a
+	// proof.
+	s.stop = o.Stop
 	s.run(true)
 	e.dfs(s)
 	status := Optimal
@@ -213,6 +222,9 @@ func (e *exact) leaf(s *sim) {
 }
 
 func (e *exact) dfs(s *sim) {
+	if s.stopped {
+		e.stopped, e.interrupted = true, true
+	}
 	if e.found || e.stopped || s.dead {
 		return
 	}
@@ -229,6 +241,10 @@ func (e *exact) dfs(s *sim) {
 	if s.awayPending == 0 && s.offBytes >= e.need {
 		c := s.clone()
 		c.finish()
+		if c.stopped {
+			e.stopped, e.interrupted = true, true
+			return
+		}
 		e.leaf(c)
 	}
 	for j := e.n - 1; j >= 0; j-- {

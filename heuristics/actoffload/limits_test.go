@@ -16,8 +16,9 @@ import (
 // 20 001-stage chain at 2 GiB, VDNN took 110 s and one no-wait simulation of GREEDY's seconds,
 // with certify's act-offload share at 3 s). Closed before they start, they return at once,
 // Stopped, without a schedule; closed 0.3 s in, within a second or two, Stopped — VDNN with
-// the best of the sets it tried, if any, validated like any other. Without a stop channel
-// they are Greedy and VDNN on a small chain.
+// the best of the sets it tried, if any, validated like any other. The exact search too, its
+// simulations included (Stopped, never a proof). Without a stop channel GreedyUntil and
+// VDNNUntil are Greedy and VDNN on a small chain.
 func TestHeuristicsStop(t *testing.T) {
 	c := instances.Random(rand.New(rand.NewPCG(1, 2)), instances.RandomParams{Stages: 20001, MaxSize: 64 << 20, MaxTime: 0.01, WithABar: true, WithOverheads: true})
 	p, err := act.FromChain(c, 2<<30, 12e9)
@@ -46,6 +47,16 @@ func TestHeuristicsStop(t *testing.T) {
 			assert.NotNil(t, r.Report, name)
 		}
 	}
+
+	// The exact search: one node replays the chain, and it used to look at its channel every
+	// 1024 nodes (offload-act --algo all on this chain ran past a 10-minute test timeout).
+	stop := make(chan struct{})
+	time.AfterFunc(300*time.Millisecond, func() { close(stop) })
+	start := time.Now()
+	_, st, err := Exact(p, ExactOptions{Stop: stop})
+	require.NoError(t, err)
+	assert.Equal(t, Stopped, st)
+	assert.Less(t, time.Since(start), 2500*time.Millisecond)
 
 	small, err := act.FromChain(instances.Random(rand.New(rand.NewPCG(3, 4)), instances.RandomParams{Stages: 12, MaxSize: 64 << 20, MaxTime: 0.01, WithABar: true}), 200<<20, 12e9)
 	require.NoError(t, err)

@@ -56,7 +56,7 @@ type ActOptions struct {
 // splitBound computes (once) the peak split's bound (NaN where a side's table is beyond its
 // caps or ctx ended it).
 func (o *ActOptions) splitBound(ctx context.Context, p *act.Problem) float64 {
-	if o.split == nil {
+	if o.split == nil && !o.splitStopped {
 		v := math.NaN()
 		res, err := p.Split(act.SplitOptions{Stop: ctx.Done()})
 		switch {
@@ -68,12 +68,15 @@ func (o *ActOptions) splitBound(ctx context.Context, p *act.Problem) float64 {
 		}
 		o.split = &v
 	}
+	if o.split == nil {
+		return math.NaN()
+	}
 	return *o.split
 }
 
 // stair computes (once) the staircase of the whole-transfer windows and its tails.
 func (o *ActOptions) stair(ctx context.Context, p *act.Problem) (float64, []float64) {
-	if o.staircase == nil {
+	if o.staircase == nil && !o.stairStopped {
 		v := math.NaN()
 		st, tails := report.ActStaircase(p, 0, false, ctx.Done())
 		if st != nil {
@@ -84,18 +87,24 @@ func (o *ActOptions) stair(ctx context.Context, p *act.Problem) (float64, []floa
 		}
 		o.staircase, o.stairTails = &v, tails
 	}
+	if o.staircase == nil {
+		return math.NaN(), nil
+	}
 	return *o.staircase, o.stairTails
 }
 
 // wholeBound computes (once) the whole-transfer windows' bound (NaN when ctx ended it).
 func (o *ActOptions) wholeBound(ctx context.Context, p *act.Problem) float64 {
-	if o.whole == nil {
+	if o.whole == nil && !o.wholeStopped {
 		v, err := p.WholeTransfersUntil(ctx.Done())
 		if err != nil {
 			o.wholeStopped = true
 			return math.NaN()
 		}
 		o.whole = &v
+	}
+	if o.whole == nil {
+		return math.NaN()
 	}
 	return *o.whole
 }
@@ -396,7 +405,16 @@ func RunOffloadAct(ctx context.Context, p *act.Problem, o *ActOptions) (*ActRepo
 	var exact *hact.EventResult
 	var mi *actmilp.Solution
 	milpNote := ""
-	for _, a := range algos {
+	// The bounds first, within actBoundsShare of the limit (milliseconds on the zoo; minutes
+	// for the windows of a 20 001-stage chain): the algorithms get the rest, the bounds
+	// stopped say so.
+	bctx, cancel := shareOf(ctx, actBoundsShare)
+	_, err := actBounds(bctx, p, o, nil, nil)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range algos {
 		if a == "milp" {
 			// From the best schedule of the algorithms run so far (else the heuristics'), with
 			// the relaxations' bound inside the model.
@@ -440,7 +458,13 @@ func RunOffloadAct(ctx context.Context, p *act.Problem, o *ActOptions) (*ActRepo
 					best = r.r
 				}
 			}
-			ev, err := runEventSearch(ctx, p, o, best)
+			// The event search gets half of what is left when the MILP comes after it.
+			ectx, cancel := ctx, context.CancelFunc(func() {})
+			if i+1 < len(algos) && algos[len(algos)-1] == "milp" {
+				ectx, cancel = shareOf(ctx, 0.5)
+			}
+			ev, err := runEventSearch(ectx, p, o, best)
+			cancel()
 			if err != nil {
 				return nil, err
 			}
@@ -483,6 +507,11 @@ func RunOffloadAct(ctx context.Context, p *act.Problem, o *ActOptions) (*ActRepo
 	}
 	return rep, nil
 }
+
+// actBoundsShare is the most of --time-limit the certified bounds get before the algorithms
+// (offload-act) or the MILP (bound --problem act-offload).
+const actBoundsShare = 0.4
+
 
 // runEventSearch runs heuristics/actoffload.EventSearch from best (nil: none) within ctx's
 // deadline (the command's --time-limit) and ten times --max-nodes.

@@ -157,9 +157,9 @@ func TestRematOffloadBadInput(t *testing.T) {
 }
 
 // TestRematOffloadLimits: --time-limit covers the whole command — a DP still searching at the
-// deadline stops and its row says so, the heuristics' schedules stand, verified, and the MILP
-// says it was not run — and --max-memory caps the relaxation MILP's model, which is then
-// reported as not run with its size, not built.
+// end of its share stops and its row says so, the heuristics' schedules stand, verified, and
+// the MILP says it was not run — and --max-memory caps the relaxation MILP's model, which is
+// then reported as not run with its size, not built.
 func TestRematOffloadLimits(t *testing.T) {
 	if _, err := milp.Lookup("highs"); err != nil {
 		t.Skip("needs HiGHS")
@@ -173,7 +173,7 @@ func TestRematOffloadLimits(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Len(t, rep.Results, len(leverro.Strategies))
 	assert.False(t, rep.Results[0].Feasible)
-	assert.Contains(t, rep.Results[0].Note, "stopped at the time limit (--time-limit)")
+	assert.Contains(t, rep.Results[0].Note, "stopped at the end of its share of --time-limit")
 	for _, r := range rep.Results[1:] {
 		if st, _ := leverro.Lookup(r.Algo); st.Direct() {
 			// Bound by the time limit too: a schedule, or stopped.
@@ -186,13 +186,14 @@ func TestRematOffloadLimits(t *testing.T) {
 	assert.Nil(t, rep.LowerBounds.MILP.Value)
 	assert.Contains(t, rep.LowerBounds.MILP.CertifiedBy, "not run")
 
-	code, out, stderr = run(t, "remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--max-memory", "16KiB", "--json")
+	// 256 KiB: the DP's table fits (it keeps --max-memory too), the MILP's model does not.
+	code, out, stderr = run(t, "remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--max-memory", "256KiB", "--json")
 	require.Equal(t, 0, code, stderr)
 	rep = ComboReport{}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.NotNil(t, rep.LowerBounds.MILP)
 	assert.Nil(t, rep.LowerBounds.MILP.Value)
-	assert.Contains(t, rep.LowerBounds.MILP.CertifiedBy, "above the memory limit of 16.00 KiB (--max-memory)")
+	assert.Contains(t, rep.LowerBounds.MILP.CertifiedBy, "above the memory limit of 256.00 KiB (--max-memory)")
 	assert.True(t, rep.Results[0].Verified)
 }
 
