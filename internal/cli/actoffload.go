@@ -512,7 +512,6 @@ func RunOffloadAct(ctx context.Context, p *act.Problem, o *ActOptions) (*ActRepo
 // (offload-act) or the MILP (bound --problem act-offload).
 const actBoundsShare = 0.4
 
-
 // runEventSearch runs heuristics/actoffload.EventSearch from best (nil: none) within ctx's
 // deadline (the command's --time-limit) and ten times --max-nodes.
 func runEventSearch(ctx context.Context, p *act.Problem, o *ActOptions, best *hact.Result) (*hact.EventResult, error) {
