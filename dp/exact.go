@@ -511,7 +511,7 @@ func newFloatingExact(c *instances.Chain, budget int64, opt ExactOptions, cred *
 	ws := make([]floatingWorker, workers)
 	var shared atomic.Int64
 	for w := range ws {
-		ws[w] = floatingWorker{cp: newCaps(opt), x: make([]pareto, n+1)}
+		ws[w] = floatingWorker{cp: newCaps(opt), x: make([]pareto, n+1), stop: opt.Stop}
 		ws[w].cp.shared = &shared
 	}
 	wavefront(n, workers, func(w, r, l int) bool {
@@ -548,6 +548,9 @@ type floatingWorker struct {
 	cp  *caps
 	x   []pareto // X(t', ·) for the current (r, ℓ)
 	err error
+	// stop is the table's Stop channel, also checked inside a cell: one cell merges O(n²)
+	// frontiers (DenseNet-121's link-credit tables: seconds per cell under load).
+	stop <-chan struct{}
 }
 
 // fillCell fills X(r, ·, ℓ), then H(r, t, ℓ) and G(r, t, ℓ) for r ≤ t ≤ ℓ.
@@ -557,6 +560,9 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 	// X(t', m) = min_{r < s' ≤ t'} Σ_{j=r}^{s'-1} u_f^j + G(s', t', ℓ, m − ω_a^{s'-1}),
 	// for m ≥ the split's forward peak with δ^ℓ.
 	for t2 := r + 1; t2 <= l; t2++ {
+		if stopped(wk.stop) {
+			return ErrStopped
+		}
 		// X(t2) is only read by H(r, t, ℓ), t < t2, next to G(r, t, t2−1).
 		lim := math.Inf(1)
 		if cut != nil {
@@ -582,6 +588,9 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 		x[t2] = wk.xar.keep(&env.cur)
 	}
 	for t := r; t <= l; t++ {
+		if stopped(wk.stop) {
+			return ErrStopped
+		}
 		startCell(env, f.availOf(l, r), cut, r, t, l)
 		if t == r {
 			// F_all^r runs in phase ℓ, B^r in phase r (B^{L+1}: phase[L+1]).

@@ -202,8 +202,14 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		st := c.Stage(j)
 		return capJob{release: release, sizes: []int64{st.A, st.ABar}}
 	}
+	// The whole-tensor caps take seconds on DenseNet-121 (4n Pareto sets of up to 4096
+	// points over up to n jobs): stopped while they are built (o.Exact.Stop), the fluid bound
+	// stands, as it does when a probe is stopped.
 	wf, wb := make([]wholeCap, n+1), make([]wholeCap, n+1)
 	for l := 1; l <= n; l++ {
+		if stopped(o.Exact.Stop) {
+			return nil
+		}
 		var fj, bj []capJob
 		for j := 0; j <= l; j++ {
 			fj = append(fj, job(j, pf[j]))
@@ -218,6 +224,9 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	// wfirst[k]: the tensors of stages < k, there when F^k first runs.
 	wfirst, wbfirst := make([]wholeCap, n+1), make([]wholeCap, n+1)
 	for k := 1; k <= n; k++ {
+		if stopped(o.Exact.Stop) {
+			return nil
+		}
 		var fj, bj []capJob
 		for j := 0; j < k; j++ {
 			fj = append(fj, job(j, pf[j]))

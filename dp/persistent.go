@@ -84,6 +84,9 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	if m < 0 {
 		return p, nil
 	}
+	if stopped(opt.Stop) {
+		return nil, ErrStopped // before allocating: a big table takes seconds to zero
+	}
 	rows := n * (n + 1) / 2
 	w := m + 1
 	p.row = make([]int32, n*n)

@@ -225,8 +225,9 @@ func (ActOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 		if st.Use&leveract.InCertify == 0 {
 			continue
 		}
-		// DYNPROG stops at the end of the share, the exact search at actExactShare of it (and
-		// its node budget); the heuristics always run. The exact search has nothing to find
+		// Every strategy stops at the end of the share (the heuristics before their next
+		// candidate), the exact search at actExactShare of it (and its node budget). The exact
+		// search has nothing to find
 		// once a bound meets the best row (the split's, typically).
 		if st.Name == "exact" && best != nil && best.Report.Makespan <= lb*(1+1e-9) {
 			lr.Rows = append(lr.Rows, Row{Strategy: st.Name, Note: fmt.Sprintf("not run: the %s row is proven optimal", bestName)})

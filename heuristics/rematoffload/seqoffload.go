@@ -21,6 +21,9 @@ const seqCandidates = 24
 // sequences faster than it are tried. It returns nil when no candidate is scheduled.
 //
 // seeds are sequences to schedule first (the compute streams of other strategies' schedules).
+// errTooLong marks a chain past C_FL's stage limit: its candidates are skipped.
+var errTooLong = errors.New("rematoffload: longer than C_FL's stage limit")
+
 func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float64, seeds []SequenceCandidate, o Options) (*SequenceResult, error) {
 	stop, release := o.stop()
 	defer release()
@@ -38,8 +41,16 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 	// C_FL's frontier above the budget, pruned by upper.
 	fopt := eopt
 	fopt.Cutoff = upper
-	fe, err := dp.NewFloatingExact(c, max(peak, budget), fopt)
+	// C_FL's tables (and the link credit's) take at most dp.MaxFloatingStages stages: beyond
+	// it only the seeds are scheduled (a 401-stage chain made remat-offload --algo all fail).
+	short := c.Len() <= dp.MaxFloatingStages
+	var fe *dp.FloatingExact
+	err = errTooLong
+	if short {
+		fe, err = dp.NewFloatingExact(c, max(peak, budget), fopt)
+	}
 	switch {
+	case err == errTooLong:
 	case err == nil:
 		if upper == 0 {
 			if r, err := fe.Solve(budget); err == nil && r.Feasible {
@@ -67,7 +78,7 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 	default:
 		return nil, err
 	}
-	if upper > 0 && !o.passed() {
+	if upper > 0 && short && !o.passed() {
 		lc, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Sequences: seqCandidates, Exact: eopt})
 		switch {
 		case err == nil:

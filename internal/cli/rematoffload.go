@@ -241,7 +241,15 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 	if err != nil {
 		return err
 	}
-	if err := comboLinkCredit(ctx, rep, c, budget, beta, maxMem); err != nil {
+	// The link credit gets half of what the algorithms left when the MILP follows, all of it
+	// otherwise.
+	lctx, lcancel := ctx, context.CancelFunc(func() {})
+	if solvers != nil {
+		lctx, lcancel = shareOf(ctx, 0.5)
+	}
+	err = comboLinkCredit(lctx, rep, c, budget, beta, maxMem)
+	lcancel()
+	if err != nil {
 		return err
 	}
 	if solvers != nil {
