@@ -441,7 +441,7 @@ func (s *sweeper) weights(ctx context.Context) {
 			}
 			pt := Point{Lever: "weight-offload", Budget: b}
 			for _, st := range weightoffload.Strategies {
-				row, err := weightRow(p, st)
+				row, err := weightRow(p, st, ctx.Done())
 				if err != nil {
 					return fmt.Errorf("at %d B: %w", b, err)
 				}

@@ -2,10 +2,12 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	heur "github.com/memsched/memsched/heuristics/offload"
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/lever/weightoffload"
@@ -47,23 +49,31 @@ func (WeightOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 		return lr, err
 	}
 	// When an operation alone exceeds M_GPU no schedule exists, and the heuristics, which take
-	// tens of seconds to find that out on a 1000-block GPT-2, are not run. Otherwise they always
-	// run (the MILP gets the time share).
+	// tens of seconds to find that out on a 1000-block GPT-2, are not run. Otherwise they run
+	// within the share, each stopped at its end (the MILP gets what they leave).
 	impossible := WeightTrivialBounds(p)[0].Infeasible
+	var known *weightlb.Known
 	for _, st := range weightoffload.Strategies {
 		start := time.Now()
 		if impossible {
 			lr.Rows = append(lr.Rows, Row{Strategy: st.Name, Note: "not run: no schedule exists (an operation exceeds M_GPU with every other weight away)"})
 			continue
 		}
-		row, err := weightRow(p, st)
+		if ctx.Err() != nil {
+			lr.Rows = append(lr.Rows, Row{Strategy: st.Name, Note: "not run: the lever's time share was spent"})
+			continue
+		}
+		row, err := weightRow(p, st, ctx.Done())
 		if err != nil {
 			return lr, err
+		}
+		if row.Feasible && (known == nil || row.Makespan < known.Period) {
+			known = &weightlb.Known{Name: st.Name, Period: row.Makespan}
 		}
 		row.Seconds = time.Since(start).Seconds()
 		lr.Rows = append(lr.Rows, row)
 	}
-	bounds, cert, note, err := WeightBounds(ctx, p, in)
+	bounds, cert, note, err := weightBounds(ctx, p, in, known)
 	if err != nil {
 		return lr, err
 	}
@@ -92,10 +102,15 @@ func (WeightOffload) Run(ctx context.Context, in Input) (LeverReport, error) {
 	return lr, nil
 }
 
-// weightRow runs one strategy of the registry (validated by verify/periodic there).
-func weightRow(p *offload.Problem, st weightoffload.Strategy) (Row, error) {
+// weightRow runs one strategy of the registry (validated by verify/periodic there) until stop
+// closes (nil: never).
+func weightRow(p *offload.Problem, st weightoffload.Strategy, stop <-chan struct{}) (Row, error) {
 	row := Row{Strategy: st.Name}
-	out, err := st.Run(p)
+	out, err := st.RunUntil(p, stop)
+	if errors.Is(err, heur.ErrStopped) {
+		row.Note = "stopped at the end of the lever's time share"
+		return row, nil
+	}
 	if err != nil {
 		return row, err
 	}
@@ -124,6 +139,12 @@ func WeightTrivialBounds(p *offload.Problem) []Bound {
 // WeightBounds returns the closed-form bounds and the guarded MILP of 002 §6 (weightlb.LowerBound:
 // its answers are checked against the best validated heuristic schedule) within in.TimeLimit.
 func WeightBounds(ctx context.Context, p *offload.Problem, in Input) ([]Bound, *weightlb.Certified, string, error) {
+	return weightBounds(ctx, p, in, nil)
+}
+
+// weightBounds is WeightBounds with the best schedule already validated (nil: none; the MILP's
+// evidence is then found by running the strategies).
+func weightBounds(ctx context.Context, p *offload.Problem, in Input, known *weightlb.Known) ([]Bound, *weightlb.Certified, string, error) {
 	bounds := WeightTrivialBounds(p)
 	if bounds[0].Infeasible {
 		return bounds, nil, "", nil
@@ -142,7 +163,7 @@ func WeightBounds(ctx context.Context, p *offload.Problem, in Input) ([]Bound, *
 		u := weightlb.Units(p)
 		params.Progress = func(inc, bound, gap float64) { in.Progress.MILP(inc*u.Time, bound*u.Time, gap) }
 	}
-	cert, err := weightlb.LowerBound(ctx, p, weightlb.Options{Solvers: solvers, Params: params, MaxMemory: memoryLimit(in)})
+	cert, err := weightlb.LowerBound(ctx, p, weightlb.Options{Solvers: solvers, Params: params, MaxMemory: memoryLimit(in), Known: known})
 	if err != nil {
 		return bounds, nil, "", err
 	}

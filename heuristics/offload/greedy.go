@@ -1,6 +1,7 @@
 package offload
 
 import (
+	"errors"
 	"fmt"
 
 	inst "github.com/memsched/memsched/instances/offload"
@@ -25,6 +26,26 @@ type Selection [][2]bool
 // false (Greedy*). (k, 1) covers F_{k+1} … F_L, B_L … B_{k+1}; (k, 0) covers B_{k−1} … B_1,
 // F_1 … F_{k−1}. It fails when some operation cannot fit even with every other weight away.
 func Select(p *inst.Problem, discount bool) (Selection, error) {
+	return SelectUntil(p, discount, nil)
+}
+
+// ErrStopped says that a heuristic was stopped (its stop channel closed: a deadline or
+// Ctrl-C) before it finished.
+var ErrStopped = errors.New("offload: stopped before the heuristic finished")
+
+// closed reports whether stop is closed (never for nil).
+func closed(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// SelectUntil is Select ended with ErrStopped when stop closes (checked before each choice:
+// O(L²) work each, up to 2L of them — seconds on a 1000-block GPT-2).
+func SelectUntil(p *inst.Problem, discount bool, stop <-chan struct{}) (Selection, error) {
 	L := p.L()
 	var total int64
 	for _, l := range p.Layers {
@@ -50,6 +71,9 @@ func Select(p *inst.Problem, discount bool) (Selection, error) {
 	}
 	sel := make(Selection, L+1)
 	for {
+		if closed(stop) {
+			return nil, ErrStopped
+		}
 		worst := int64(0)
 		for _, e := range E {
 			worst = max(worst, e)
@@ -106,7 +130,12 @@ func Select(p *inst.Problem, discount bool) (Selection, error) {
 // (Greedy) or without it (discount false: Greedy*, which also uploads w_k again after F_k when
 // both choices of layer k are selected).
 func Greedy(p *inst.Problem, discount bool) (Selection, *schedule.Periodic, periodic.Report, error) {
-	sel, err := Select(p, discount)
+	return GreedyUntil(p, discount, nil)
+}
+
+// GreedyUntil is Greedy ended with ErrStopped when stop closes (SelectUntil).
+func GreedyUntil(p *inst.Problem, discount bool, stop <-chan struct{}) (Selection, *schedule.Periodic, periodic.Report, error) {
+	sel, err := SelectUntil(p, discount, stop)
 	if err != nil {
 		return nil, nil, periodic.Report{}, err
 	}

@@ -1,6 +1,8 @@
 package offload
 
 import (
+	"errors"
+
 	inst "github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify/periodic"
@@ -20,7 +22,15 @@ const ReserveBuffers = 3
 // overlap. This is memsched's variant, not in 002. Selections that fail (some operation no
 // longer fits the reduced memory) are skipped.
 func GreedyReserve(p *inst.Problem, discount bool) (Selection, *schedule.Periodic, periodic.Report, error) {
-	bestSel, bestS, bestRep, err := Greedy(p, discount)
+	return GreedyReserveUntil(p, discount, nil)
+}
+
+// GreedyReserveUntil is GreedyReserve ended with ErrStopped when stop closes.
+func GreedyReserveUntil(p *inst.Problem, discount bool, stop <-chan struct{}) (Selection, *schedule.Periodic, periodic.Report, error) {
+	bestSel, bestS, bestRep, err := GreedyUntil(p, discount, stop)
+	if errors.Is(err, ErrStopped) {
+		return nil, nil, periodic.Report{}, err
+	}
 	var maxW int64
 	for _, l := range p.Layers {
 		maxW = max(maxW, l.W)
@@ -31,7 +41,10 @@ func GreedyReserve(p *inst.Problem, discount bool) (Selection, *schedule.Periodi
 		if q.MGPU <= 0 {
 			break
 		}
-		sel, e := Select(&q, discount)
+		sel, e := SelectUntil(&q, discount, stop)
+		if errors.Is(e, ErrStopped) {
+			return nil, nil, periodic.Report{}, e
+		}
 		if e != nil {
 			continue
 		}

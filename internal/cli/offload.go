@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	heuroff "github.com/memsched/memsched/heuristics/offload"
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/lever/weightoffload"
@@ -122,8 +124,14 @@ func runOffloadAlgo(p *offload.Problem, algo string, bs boundSettings, cert *wei
 	rep := OffloadReport{Algorithm: algo, Selection: []string{}}
 	var out weightoffload.Outcome
 	if st, ok := weightoffload.Lookup(algo); ok {
+		var stop <-chan struct{}
+		if bs.ctx != nil {
+			stop = bs.ctx.Done()
+		}
 		var err error
-		if out, err = st.Run(p); err != nil {
+		if out, err = st.RunUntil(p, stop); errors.Is(err, heuroff.ErrStopped) {
+			out.Reason = "stopped at the time limit (--time-limit) before it finished"
+		} else if err != nil {
 			return rep, fmt.Errorf("offload-weights: %w", err)
 		}
 	} else if algo == "milp" {
@@ -241,7 +249,7 @@ Every schedule is checked by the periodic validator before it is printed.`,
 	cmd.Flags().StringVar(&algo, "algo", "greedy", "greedy (002 Alg. 1 + Alg. 2) | greedy-nodiscount (Greedy*) | greedy-reserve (Alg. 1 with room for weights in flight) | l2l | milp (MILP-guided) | all")
 	cmd.Flags().BoolVar(&withBound, "bound", false, "with --algo all: solve the lower-bound MILP too and report each period's ratio to it")
 	cmd.Flags().StringVar(&solver, "solver", "", "with --bound or --algo milp: highs|lpsolve|ref (default: the best compiled in)")
-	cmd.Flags().Float64Var(&limit, "time-limit", 60, "with --bound or --algo milp: wall-time budget in seconds of the whole command (model building included)")
+	cmd.Flags().Float64Var(&limit, "time-limit", 60, "wall-time budget in seconds of the whole command: every algorithm, the MILP's model building and solve (--bound, --algo milp) included; what it stops says so")
 	addMaxMemoryFlag(cmd.Flags(), &maxMemory)
 	return cmd
 }

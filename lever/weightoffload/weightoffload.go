@@ -8,6 +8,7 @@
 package weightoffload
 
 import (
+	"errors"
 	"fmt"
 
 	heur "github.com/memsched/memsched/heuristics/offload"
@@ -22,29 +23,29 @@ type Strategy struct {
 	Name string
 	// Summary says what it does, in one line, for help texts.
 	Summary string
-	run     func(p *offload.Problem) (heur.Selection, *schedule.Periodic, error)
+	run     func(p *offload.Problem, stop <-chan struct{}) (heur.Selection, *schedule.Periodic, error)
 }
 
 // Strategies are the weight-offloading strategies, in report order.
 var Strategies = []Strategy{
 	{"greedy", "002 Alg. 1 (selection by profit, with the discount) + Alg. 2 (greedy scheduling with the cut-point search and early uploads)",
-		func(p *offload.Problem) (heur.Selection, *schedule.Periodic, error) {
-			sel, s, _, err := heur.Greedy(p, true)
+		func(p *offload.Problem, stop <-chan struct{}) (heur.Selection, *schedule.Periodic, error) {
+			sel, s, _, err := heur.GreedyUntil(p, true, stop)
 			return sel, s, err
 		}},
 	{"greedy-nodiscount", "Greedy*: the same without the discount",
-		func(p *offload.Problem) (heur.Selection, *schedule.Periodic, error) {
-			sel, s, _, err := heur.Greedy(p, false)
+		func(p *offload.Problem, stop <-chan struct{}) (heur.Selection, *schedule.Periodic, error) {
+			sel, s, _, err := heur.GreedyUntil(p, false, stop)
 			return sel, s, err
 		}},
 	{"greedy-reserve", "Alg. 1 run with room kept for 1–3 weights in flight, then Alg. 2; the shortest of r = 0..3 (memsched's variant)",
-		func(p *offload.Problem) (heur.Selection, *schedule.Periodic, error) {
-			sel, s, _, err := heur.GreedyReserve(p, true)
+		func(p *offload.Problem, stop <-chan struct{}) (heur.Selection, *schedule.Periodic, error) {
+			sel, s, _, err := heur.GreedyReserveUntil(p, true, stop)
 			return sel, s, err
 		}},
 	{"l2l", "layer-to-layer: only the running layer's weights on the GPU",
-		func(p *offload.Problem) (heur.Selection, *schedule.Periodic, error) {
-			s, _, err := heur.L2L(p)
+		func(p *offload.Problem, _ <-chan struct{}) (heur.Selection, *schedule.Periodic, error) {
+			s, _, err := heur.L2L(p) // one pass over the layers
 			return nil, s, err
 		}},
 }
@@ -85,7 +86,16 @@ type Outcome struct {
 // independently of the heuristic's own check. Finding no schedule is an outcome (Feasible
 // false, Reason); a schedule that does not validate is an error (a bug).
 func (s Strategy) Run(p *offload.Problem) (Outcome, error) {
-	sel, sch, err := s.run(p)
+	return s.RunUntil(p, nil)
+}
+
+// RunUntil is Run ended when stop closes (the caller's deadline): the error is then
+// heuristics/offload.ErrStopped, not an outcome.
+func (s Strategy) RunUntil(p *offload.Problem, stop <-chan struct{}) (Outcome, error) {
+	sel, sch, err := s.run(p, stop)
+	if errors.Is(err, heur.ErrStopped) {
+		return Outcome{}, err
+	}
 	if err != nil {
 		return Outcome{Reason: err.Error()}, nil
 	}

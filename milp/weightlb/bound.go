@@ -54,6 +54,15 @@ type Options struct {
 	// MaxMemory caps the estimated memory of the MILP (milp.ModelBytes of Nonzeros(L)); above
 	// it the MILP is not built and Certified.Note says so. 0: no cap.
 	MaxMemory int64
+	// Known, when set, is the best schedule the caller has already validated (certify's
+	// rows): LowerBound takes it as the evidence instead of running the strategies again.
+	Known *Known
+}
+
+// Known is a validated schedule's strategy and period (seconds).
+type Known struct {
+	Name   string
+	Period float64
 }
 
 // TrivialBounds returns Σu and the forced prefetch bound max_k E_k/β, and whether some
@@ -82,8 +91,14 @@ func TrivialBounds(p *offload.Problem) (sumU, forced float64, infeasible bool) {
 // verify/periodic) and returns the shortest period with its name; ok is false when none finds
 // a schedule. On a tie the first in report order names it.
 func BestSchedule(p *offload.Problem) (name string, s *schedule.Periodic, rep periodic.Report, ok bool) {
+	return BestScheduleUntil(p, nil)
+}
+
+// BestScheduleUntil is BestSchedule ended when stop closes: the best of the strategies that
+// finished before.
+func BestScheduleUntil(p *offload.Problem, stop <-chan struct{}) (name string, s *schedule.Periodic, rep periodic.Report, ok bool) {
 	for _, st := range weightoffload.Strategies {
-		out, err := st.Run(p)
+		out, err := st.RunUntil(p, stop)
 		if err != nil || !out.Feasible {
 			continue
 		}
@@ -110,7 +125,11 @@ func LowerBound(ctx context.Context, p *offload.Problem, opt Options) (*Certifie
 	if c.Forced > c.Value {
 		c.Value, c.CertifiedBy = c.Forced, "forced prefetch volume / β"
 	}
-	if name, _, rep, ok := BestSchedule(p); ok {
+	if k := opt.Known; k != nil {
+		c.EvidenceName = k.Name
+		c.Evidence = milp.Evidence{Value: k.Period / c.Units.Time,
+			What: fmt.Sprintf("%s schedule with period %.10g s, validated by verify/periodic", k.Name, k.Period)}
+	} else if name, _, rep, ok := BestScheduleUntil(p, ctx.Done()); ok {
 		c.EvidenceName = name
 		c.Evidence = milp.Evidence{Value: rep.Period / c.Units.Time,
 			What: fmt.Sprintf("%s schedule with period %.10g s, validated by verify/periodic", name, rep.Period)}
