@@ -70,7 +70,7 @@ measure "remat-offload --algo all (random 401 stages, 1 GiB, 12 GB/s)" 5 remat-o
 measure "certify (random 20 001 stages, 2 GiB, 12 GB/s)" 10 certify --chain "$tmp/c20001.json" --mem 2GiB --bandwidth 12GB/s
 measure "bound --problem act-offload (ResNet-101, 1788.5 MiB, 12 GB/s)" 20 bound --problem act-offload --chain "$tmp/r101.json" --mem 1788.5MiB --bandwidth 12GB/s
 measure "offload-act --algo all (random 20 001 stages, 1 GiB, 12 GB/s)" 5 offload-act --chain "$tmp/c20001.json" --mem 1GiB --bandwidth 12GB/s --algo all
-measure "remat --slots 2000 (random 401 stages, 1 GiB; stops: exit 1)" 5 remat --chain "$tmp/c401.json" --mem 1GiB --slots 2000
+measure "remat --slots 2000 (random 401 stages, 1 GiB; exit 1 if stopped)" 5 remat --chain "$tmp/c401.json" --mem 1GiB --slots 2000
 measure "bound (GPT-2 300 blocks, 32 GiB, 12 GB/s)" 5 bound --chain "$tmp/g300.json" --mem 32GiB --bandwidth 12GB/s
 measure "certify (GPT-2 300 blocks, 32 GiB, 12 GB/s)" 5 certify --chain "$tmp/g300.json" --mem 32GiB --bandwidth 12GB/s
 measure "certify (GPT-2 300 blocks, 16 GiB, 12 GB/s)" 5 certify --chain "$tmp/g300.json" --mem 16GiB --bandwidth 12GB/s
