@@ -502,8 +502,12 @@ func (s *sweeper) acts(ctx context.Context) {
 	}
 }
 
-// SweepRematOffloadTime is the time the combined DP gets at each budget of a sweep.
-const SweepRematOffloadTime = 2 * time.Second
+// SweepRematOffloadTime is the time the combined DP gets at each budget of a sweep, and
+// SweepRematOffloadPoint the whole lever's (its other strategies and its bounds included).
+const (
+	SweepRematOffloadTime  = 2 * time.Second
+	SweepRematOffloadPoint = 8 * time.Second
+)
 
 // combined sweeps the lever of rematerialization and activation offloading together: every
 // strategy and bound at each budget (pofo refining its slots for SweepRematOffloadTime).
@@ -514,7 +518,14 @@ func (s *sweeper) combined(ctx context.Context) {
 		s.spawn(ctx, func() error {
 			at := in
 			at.Budget = b
-			lr, err := rematOffloadAt(ctx, at, activationBudget(in, b), SweepRematOffloadTime)
+			// Each budget's searches and bounds end by SweepRematOffloadPoint (what they stop
+			// is a note of the point); the sweep's own deadline still counts.
+			pctx, cancel := context.WithTimeout(ctx, SweepRematOffloadPoint)
+			defer cancel()
+			lr, err := rematOffloadAt(pctx, at, activationBudget(in, b), SweepRematOffloadTime)
+			if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				err = nil // the point's time is up: what it has stands
+			}
 			if err != nil {
 				return fmt.Errorf("remat-offload at %d B: %w", b, err)
 			}

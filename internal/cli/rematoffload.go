@@ -57,8 +57,10 @@ type ComboBounds struct {
 	LinkCredit *ComboBound `json:"link_credit"`
 	// MILP is the combined lever's relaxation MILP, when a build has it (null otherwise).
 	MILP *ComboBound `json:"milp"`
-	// Best is the largest global bound, the ratios' reference.
-	Best float64 `json:"best_global"`
+	// Best is the largest global bound, the ratios' reference, and BestBy its name (sum_u,
+	// link_credit or milp).
+	Best   float64 `json:"best_global"`
+	BestBy string  `json:"best_global_by"`
 }
 
 // ComboDP is the dynamic program's own account of its answer (pofo only).
@@ -130,9 +132,12 @@ Each algorithm's plan is evaluated in the fluid model of SPEC §6 (model_makespa
 and arrive progressively), then re-timed as an executable schedule — a compute stream and one
 half-duplex link moving whole tensors, synchronized by dependencies — and validated under strict
 timing by verify/combined (makespan). Inputs the plan offloads are kept, one at a time, while
-that shortens the strict schedule (kept_by_polish; --no-polish to skip). Bounds: Σ(u_f+u_b) bounds every schedule; with --slots
-exact the optimum of the class in the fluid model without the turn's idle bounds the class's
-strict schedules only (docs/remat-offload.md); the relaxation MILP (milp/combinedlb) bounds every
+that shortens the strict schedule (kept_by_polish; --no-polish to skip). sequence-offload builds
+schedules outside the class (no plan): 004 sequences with any stored tensor offloaded. Bounds:
+Σ(u_f+u_b) and the link credit (dp.LinkCredit: the budget plus what one link can keep away
+around each operation; lower_bounds.link_credit) bound every schedule; with --slots exact the
+optimum of the class in the fluid model without the turn's idle bounds the class's strict
+schedules only (docs/remat-offload.md); the relaxation MILP (milp/combinedlb) bounds every
 schedule (lower_bounds.milp). An infeasible budget is a result, not an error. --time-limit covers
 the whole command, --max-memory the MILP's model (it grows as the cube of the chain's length) and
 each C_MP table of the heuristics: what they stop is a note in the output, never a wrong number.`,
@@ -268,9 +273,10 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 	rep := &ComboReport{Chain: source, Stages: c.Len(), Budget: budget, Bandwidth: beta}
 	sumU := c.ComputeTime()
 	rep.LowerBounds = ComboBounds{
-		SumU:  ComboBound{Value: &sumU, Scope: "global", CertifiedBy: "every stage's forward and backward once, no recomputation, no idle"},
-		Class: ComboBound{Scope: "class", CertifiedBy: "optimum of the combined class in the fluid model of SPEC §6 without the turn's idle (dp.Combined in bytes, exact inner minimization; equal to the exhaustive search on tiny chains): a relaxation of strict timing for plans of the class; it bounds the strict schedules of the class only, not rematerialization or offloading schedules outside it"},
-		Best:  sumU,
+		SumU:   ComboBound{Value: &sumU, Scope: "global", CertifiedBy: "every stage's forward and backward once, no recomputation, no idle"},
+		Class:  ComboBound{Scope: "class", CertifiedBy: "optimum of the combined class in the fluid model of SPEC §6 without the turn's idle (dp.Combined in bytes, exact inner minimization; equal to the exhaustive search on tiny chains): a relaxation of strict timing for plans of the class; it bounds the strict schedules of the class only, not rematerialization or offloading schedules outside it"},
+		Best:   sumU,
+		BestBy: "sum_u",
 	}
 	for i, a := range algos {
 		st, _ := leverro.Lookup(a)
@@ -423,6 +429,9 @@ func printRematOffload(io *IO, rep *ComboReport) error {
 		if r.ModelMakespan != nil {
 			model = instances.FormatDuration(*r.ModelMakespan)
 		}
+		if *r.Makespan <= b.Best*(1+1e-9) {
+			name += " (proven optimal by " + map[string]string{"sum_u": "Σu", "link_credit": "the link credit", "milp": "the relaxation MILP"}[b.BestBy] + ")"
+		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d (%s)\t%s\tyes\t%.2f s\n", name, model,
 			instances.FormatDuration(*r.Makespan), overBound(*r.Makespan, rep.LowerBounds.Best), r.Offloaded, instances.FormatSize(r.OffloadedBytes),
 			instances.FormatSize(r.Peak), r.Seconds)
@@ -488,7 +497,7 @@ func comboMILP(ctx context.Context, rep *ComboReport, c *instances.Chain, budget
 		}
 		cb.CertifiedBy = "relaxation MILP of every strict schedule (milp/combinedlb, docs/bounds.md): " + what
 		if v > rep.LowerBounds.Best {
-			rep.LowerBounds.Best = v
+			rep.LowerBounds.Best, rep.LowerBounds.BestBy = v, "milp"
 		}
 	}
 	rep.LowerBounds.MILP = cb
@@ -543,7 +552,7 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 	lc.Value = &v
 	lc.Note = fmt.Sprintf("%.2f s, exact C_FL with phase budgets (%d breakpoints), fluid credits %s, whole tensors %d tables", time.Since(start).Seconds(), r.Stats.Breakpoints, instances.FormatDuration(r.Fluid), r.Probes)
 	if v > rep.LowerBounds.Best {
-		rep.LowerBounds.Best = v
+		rep.LowerBounds.Best, rep.LowerBounds.BestBy = v, "link_credit"
 	}
 	for i := range rep.Results {
 		r := &rep.Results[i]
