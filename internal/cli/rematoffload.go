@@ -19,6 +19,7 @@ import (
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/combinedlb"
 	"github.com/memsched/memsched/schedule"
+	"github.com/memsched/memsched/verify/oracle"
 )
 
 // RematOffloadOptions are the flags of `memsched remat-offload`.
@@ -57,8 +58,11 @@ type ComboBounds struct {
 	LinkCredit *ComboBound `json:"link_credit"`
 	// MILP is the combined lever's relaxation MILP, when a build has it (null otherwise).
 	MILP *ComboBound `json:"milp"`
+	// Exhaustive is the exhaustive search of strict schedules (oracle.Strict) on chains of at
+	// most 7 stages: the exact optimum, global (null on longer chains).
+	Exhaustive *ComboBound `json:"exhaustive,omitempty"`
 	// Best is the largest global bound, the ratios' reference, and BestBy its name (sum_u,
-	// link_credit or milp).
+	// link_credit, exhaustive or milp).
 	Best   float64 `json:"best_global"`
 	BestBy string  `json:"best_global_by"`
 }
@@ -257,6 +261,9 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 	if err != nil {
 		return err
 	}
+	if err := comboExhaustive(ctx, rep, c, budget, beta); err != nil {
+		return err
+	}
 	if solvers != nil {
 		if err := comboMILP(ctx, rep, c, budget, beta, solvers, maxMem); err != nil {
 			return err
@@ -388,6 +395,13 @@ func printRematOffload(io *IO, rep *ComboReport) error {
 		instances.FormatSize(rep.Budget), formatRate(rep.Bandwidth))
 	b := rep.LowerBounds
 	fmt.Fprintf(w, "bound Σu (global)\t%s\t%s\n", instances.FormatDuration(*b.SumU.Value), b.SumU.CertifiedBy)
+	if ex := b.Exhaustive; ex != nil {
+		v := "-"
+		if ex.Value != nil {
+			v = instances.FormatDuration(*ex.Value)
+		}
+		fmt.Fprintf(w, "bound exhaustive (global)\t%s\t%s\n", v, ex.Note)
+	}
 	if lc := b.LinkCredit; lc != nil {
 		v := "-"
 		if lc.Value != nil {
@@ -430,7 +444,7 @@ func printRematOffload(io *IO, rep *ComboReport) error {
 			model = instances.FormatDuration(*r.ModelMakespan)
 		}
 		if *r.Makespan <= b.Best*(1+1e-9) {
-			name += " (proven optimal by " + map[string]string{"sum_u": "Σu", "link_credit": "the link credit", "milp": "the relaxation MILP"}[b.BestBy] + ")"
+			name += " (proven optimal by " + map[string]string{"sum_u": "Σu", "link_credit": "the link credit", "milp": "the relaxation MILP", "exhaustive": "the exhaustive search"}[b.BestBy] + ")"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d (%s)\t%s\tyes\t%.2f s\n", name, model,
 			instances.FormatDuration(*r.Makespan), overBound(*r.Makespan, rep.LowerBounds.Best), r.Offloaded, instances.FormatSize(r.OffloadedBytes),
@@ -564,6 +578,67 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 		}
 		ratio := *r.Makespan / rep.LowerBounds.Best
 		r.Ratio = &ratio
+	}
+	return nil
+}
+
+// comboExhaustive runs the exhaustive search of strict schedules (oracle.Strict: the exact
+// optimum of the combined model, global) on chains of at most oracle.MaxStrictStages stages,
+// pruned by the fastest verified result, within the time limit: a faster schedule is the
+// result "exhaustive", and a search that ends proves its makespan (or the fastest result's)
+// optimal: lower_bounds.exhaustive, the ratios' reference.
+func comboExhaustive(ctx context.Context, rep *ComboReport, c *instances.Chain, budget int64, beta float64) error {
+	if c.Len() > oracle.MaxStrictStages {
+		return nil
+	}
+	upper := 0.0
+	for _, r := range rep.Results {
+		if r.Feasible && (upper == 0 || *r.Makespan < upper) {
+			upper = *r.Makespan
+		}
+	}
+	ex := &ComboBound{Scope: "global", CertifiedBy: "exhaustive search of every strict schedule of the combined model (oracle.Strict: any 004 sequence, any transfers on the link)"}
+	rep.LowerBounds.Exhaustive = ex
+	start := time.Now()
+	r, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{Upper: upper, MaxNodes: 2 << 20, Stop: ctx.Done()})
+	switch {
+	case errors.Is(err, oracle.ErrStrictStopped):
+		ex.Note = fmt.Sprintf("stopped at the time limit (--time-limit) after %.2f s", time.Since(start).Seconds())
+		return nil
+	case errors.Is(err, oracle.ErrStrictLimit):
+		ex.Note = fmt.Sprintf("more than %d configurations (%.2f s)", 2<<20, time.Since(start).Seconds())
+		return nil
+	case err != nil:
+		ex.Note = "not run: " + err.Error()
+		return nil
+	}
+	var v float64
+	switch {
+	case r.Feasible:
+		v = r.Report.Makespan
+		ms, ratio := v, 1.0
+		rep.Results = append(rep.Results, ComboResult{Algo: "exhaustive", Feasible: true, Verified: true, Makespan: &ms, Ratio: &ratio,
+			Peak: r.Report.Peak, Idle: r.Report.Idle, Offloaded: r.Report.Offloaded, OffloadedBytes: r.Report.OffloadedBytes,
+			Seconds: time.Since(start).Seconds(), Schedule: r.Schedule, Note: "the optimum of the strict combined model (oracle.Strict), validated by verify/combined"})
+	case r.NoBetter:
+		v = upper
+	default:
+		ex.Note = "no schedule of the combined model fits"
+		return nil
+	}
+	ex.Value = &v
+	ex.Note = fmt.Sprintf("%.2f s, %d configurations: the optimum", time.Since(start).Seconds(), r.Nodes)
+	rep.LowerBounds.Best, rep.LowerBounds.BestBy = v, "exhaustive"
+	for i := range rep.Results {
+		x := &rep.Results[i]
+		if !x.Feasible {
+			continue
+		}
+		if *x.Makespan < v*(1-1e-9) {
+			return fmt.Errorf("remat-offload: %s's verified makespan %g is below the exhaustive search's optimum %g (bug)", x.Algo, *x.Makespan, v)
+		}
+		ratio := *x.Makespan / v
+		x.Ratio = &ratio
 	}
 	return nil
 }

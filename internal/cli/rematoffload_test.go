@@ -82,8 +82,9 @@ func TestRematOffloadToy(t *testing.T) {
 }
 
 // TestRematOffloadExact: SPEC §6 case E as a chain file in bytes and seconds: with --slots
-// exact the DP's fluid makespan is 11 s, its strict schedule validates, and the class bound
-// (no idle at the turn) is given, at most 11 s, marked as bounding the class only.
+// exact the DP's fluid makespan is 11 s, its strict schedule validates, the class bound (no
+// idle at the turn) is given, at most 11 s, marked as bounding the class only, and the
+// exhaustive search proves 11 s the optimum of every strict schedule.
 func TestRematOffloadExact(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "e.json")
 	require.NoError(t, instances.SaveChain(path, instances.SpecCombinedE()))
@@ -99,13 +100,18 @@ func TestRematOffloadExact(t *testing.T) {
 	require.NotNil(t, rep.LowerBounds.Class.Value)
 	assert.LessOrEqual(t, *rep.LowerBounds.Class.Value, 11.0)
 	assert.Contains(t, rep.LowerBounds.Class.CertifiedBy, "class only")
+	// 4 stages: the exhaustive search of strict schedules proves 11 s optimal (global).
+	require.NotNil(t, rep.LowerBounds.Exhaustive)
+	require.NotNil(t, rep.LowerBounds.Exhaustive.Value, rep.LowerBounds.Exhaustive.Note)
+	assert.InDelta(t, 11, *rep.LowerBounds.Exhaustive.Value, 1e-12)
+	assert.InDelta(t, 11, rep.LowerBounds.Best, 1e-12)
+	assert.Equal(t, "exhaustive", rep.LowerBounds.BestBy)
 	if realMILPBackend() {
 		// The relaxation of every strict schedule (milp/combinedlb): 10 s, between Σu = 9 and 11.
 		require.NotNil(t, rep.LowerBounds.MILP)
 		require.NotNil(t, rep.LowerBounds.MILP.Value)
 		assert.InDelta(t, 10, *rep.LowerBounds.MILP.Value, 1e-6)
 		assert.Equal(t, "global", rep.LowerBounds.MILP.Scope)
-		assert.InDelta(t, 10, rep.LowerBounds.Best, 1e-6)
 	} else {
 		assert.Nil(t, rep.LowerBounds.MILP)
 	}
