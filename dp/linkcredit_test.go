@@ -56,9 +56,9 @@ func bruteLinkCredit(t *testing.T, c *instances.Chain, budget int64, beta, upper
 // least it.
 func TestLinkCreditAgainstReferees(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 17))
-	chains := 400
+	chains := 200
 	if testing.Short() {
-		chains = 80
+		chains = 60
 	}
 	var solved, aboveSumU, tight, wholeAbove int
 	for k := 0; k < chains; k++ {

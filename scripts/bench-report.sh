@@ -32,3 +32,6 @@ MEMSCHED_COMBINEDLB_FULL=1 go test -tags "highs lpsolve" -count=1 -run TestBelow
 # Issue 30's zoo table (pipelined model parallelism: 60 points through the binary, minutes):
 # out/pipeline-zoo.tsv, to compare with docs/pipeline-zoo.tsv.
 bash scripts/pipeline-zoo.sh out/pipeline-zoo.tsv
+# Issue 31: the combined lever's soundness on 2000 tiny chains at byte and GiB scale (the link
+# credit and every strategy against the exhaustive search of strict schedules; tens of minutes).
+MEMSCHED_COMBINED_SOUNDNESS=1 go test -count=1 -timeout 4h -run TestSoundness -v ./lever/rematoffload/ | grep -vE '^(=== RUN|--- PASS|PASS|ok )'

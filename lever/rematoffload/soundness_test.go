@@ -31,10 +31,10 @@ import (
 //   - the link-credit bound, fluid and with whole tensors, is at most that optimum, so at
 //     most every verified schedule.
 //
-// By default 300 chains (every fourth at GiB scale too); MEMSCHED_COMBINED_SOUNDNESS=1 runs
-// 2000, each at both scales (`make bench`).
+// By default 200 chains (every fourth at GiB scale too); MEMSCHED_COMBINED_SOUNDNESS=1 runs
+// 2000, each at both scales (scripts/bench-report.sh, `make bench`).
 func TestSoundness(t *testing.T) {
-	chains, every := 300, 4
+	chains, every := 200, 4
 	if os.Getenv("MEMSCHED_COMBINED_SOUNDNESS") != "" {
 		chains, every = 2000, 1
 	}
