@@ -232,9 +232,9 @@ func actOffloadRow(in Input, budget int64) (Row, bool) {
 	}
 	row := Row{Strategy: "act-offload's"}
 	var err error
-	for _, late := range []bool{false, true} {
+	for _, mode := range []heur.Shift{heur.Earlier, heur.Mixed, heur.Later} {
 		var sch *schedule.Combined
-		if sch, err = heur.FromTimed(in.Chain, best.Timed, in.Bandwidth, late); err != nil {
+		if sch, err = heur.FromTimedShift(in.Chain, best.Timed, in.Bandwidth, mode); err != nil {
 			continue
 		}
 		var rep *combined.Report

@@ -53,10 +53,33 @@ func ToTimed(s *schedule.Combined, rep *combined.Report) (*schedule.Timed, error
 // link's bandwidth, for the transfers' durations.
 //
 // A transfer of s that starts when neither the link nor an operation becomes free (001's
-// schedules may start one at any time) starts at the last such event before it; with late,
-// at the end of the operation running then. Either may break a rule that s kept (memory
-// reserved earlier, a reader delayed): Check decides.
+// schedules may start one at any time) starts at the last such event before it, or at the
+// end of the operation running then (late: every such transfer; Mixed: the prefetches, whose
+// memory is reserved from their start, while offloads start earlier). Each may break a rule
+// that s kept (memory reserved earlier, a release or a reader delayed): Check decides.
 func FromTimed(c *instances.Chain, s *schedule.Timed, beta float64, late bool) (*schedule.Combined, error) {
+	mode := Earlier
+	if late {
+		mode = Later
+	}
+	return FromTimedShift(c, s, beta, mode)
+}
+
+// Shift is how FromTimedShift moves a transfer that does not start at an event.
+type Shift uint8
+
+const (
+	// Earlier: to the last event before it.
+	Earlier Shift = iota
+	// Later: to the end of the operation running then.
+	Later
+	// Mixed: offloads earlier, prefetches later.
+	Mixed
+)
+
+// FromTimedShift is FromTimed with the shift of each transfer that does not start at an
+// event.
+func FromTimedShift(c *instances.Chain, s *schedule.Timed, beta float64, mode Shift) (*schedule.Combined, error) {
 	n := c.Len()
 	if len(s.Ops) != 2*n {
 		return nil, fmt.Errorf("rematoffload: the activation-offloading schedule has %d operations, the chain %d stages", len(s.Ops), n)
@@ -103,7 +126,7 @@ func FromTimed(c *instances.Chain, s *schedule.Timed, beta float64, late bool) (
 			if after >= 0 {
 				start = math.Max(start, opEnd[after])
 			}
-			if late && after+1 < len(opEnd) {
+			if (mode == Later || mode == Mixed && t.Kind == schedule.Prefetch) && after+1 < len(opEnd) {
 				after++
 				start = math.Max(prevEnd, opEnd[after])
 			}
@@ -127,9 +150,25 @@ func FromTimed(c *instances.Chain, s *schedule.Timed, beta float64, late bool) (
 				}
 			}
 			if w < 0 {
-				return nil, fmt.Errorf("rematoffload: operation %v starts when nothing ends", o)
+				// It starts when nothing ends (001's schedules may idle any time): from the last
+				// transfer ended before it, or (Later) the first one ending after it.
+				for j, e := range trEnd {
+					if e < o.Start && (w < 0 || e > trEnd[w]) {
+						w = j
+					}
+				}
+				if mode == Later {
+					w = -1
+					for j, e := range trEnd {
+						if e > o.Start && (w < 0 || e < trEnd[w]) {
+							w = j
+						}
+					}
+				}
 			}
-			out.Ops[i].Wait = append(out.Ops[i].Wait, w)
+			if w >= 0 {
+				out.Ops[i].Wait = append(out.Ops[i].Wait, w)
+			}
 		}
 		// The first operation using a prefetched tensor waits for its prefetch.
 		for j, tr := range out.Transfers {
