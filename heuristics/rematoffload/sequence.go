@@ -372,15 +372,14 @@ type SequenceResult struct {
 	Tried, Evaluations int
 }
 
-// ScheduleSequences schedules each candidate with transfers (Sequence.Cover's gaps, then a
-// local search: a gap dropped, or dropped and the operations it served covered again by the
-// others' rule, while that shortens the strict schedule) and returns the fastest valid
-// schedule, nil when none fits. It stops starting candidates or moves once o's deadline has
+// ScheduleSequences schedules each candidate with transfers (Sequence.CoverBy's gaps by
+// both rules, then a local search: a gap dropped, or dropped and the operations it served
+// covered again, while that shortens the strict schedule) and returns the fastest valid
+// schedule (Schedule nil when none fits). It stops starting candidates or moves once o's deadline has
 // passed (the best so far stands) and after maxEvals schedules in all (0: no cap).
 func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []SequenceCandidate, o Options, maxEvals int) (*SequenceResult, error) {
-	var best *SequenceResult
-	evals := 0
-	out := func() bool { return o.passed() || maxEvals > 0 && evals >= maxEvals }
+	best := &SequenceResult{}
+	out := func() bool { return o.passed() || maxEvals > 0 && best.Evaluations >= maxEvals }
 	for _, cd := range cands {
 		if out() {
 			break
@@ -390,15 +389,12 @@ func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []S
 			return nil, err
 		}
 		eval := func(g []Gap) (*schedule.Combined, *combined.Report) {
-			evals++
+			best.Evaluations++
 			s, rep, err := sq.Schedule(c, budget, beta, g)
 			if err != nil {
-				return nil, nil
+				return nil, nil // no schedule with these gaps
 			}
 			return s, rep
-		}
-		if best == nil {
-			best = &SequenceResult{}
 		}
 		var gaps []Gap
 		var s *schedule.Combined
@@ -416,7 +412,7 @@ func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []S
 			continue
 		}
 		best.Tried++
-		// Local search over the gaps.
+		// Local search over the gaps: the first move that shortens the schedule, until none.
 		for improved := true; improved && !out(); {
 			improved = false
 			for k := range gaps {
@@ -424,11 +420,11 @@ func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []S
 					break
 				}
 				drop := append(append([]Gap(nil), gaps[:k]...), gaps[k+1:]...)
-				cands := [][]Gap{drop}
+				moves := [][]Gap{drop}
 				if re, ok := sq.coverWith(budget, drop, gaps[k]); ok {
-					cands = append(cands, re)
+					moves = append(moves, re)
 				}
-				for _, g := range cands {
+				for _, g := range moves {
 					if s2, rep2 := eval(g); s2 != nil && rep2.Exact.Cmp(rep.Exact) < 0 {
 						s, rep, gaps, improved = s2, rep2, g, true
 						break
@@ -442,12 +438,6 @@ func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []S
 		if best.Report == nil || rep.Exact.Cmp(best.Report.Exact) < 0 {
 			best.Schedule, best.Report, best.Source, best.Gaps = s, rep, cd.Source, len(gaps)
 		}
-	}
-	if best != nil {
-		best.Evaluations = evals
-	}
-	if best == nil || best.Report == nil {
-		return best, nil
 	}
 	return best, nil
 }
