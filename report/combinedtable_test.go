@@ -13,7 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/heuristics/checkpoint"
+	heur "github.com/memsched/memsched/heuristics/rematoffload"
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/verify"
 )
@@ -145,5 +147,67 @@ func TestCombinedZooTable(t *testing.T) {
 				t.Log(strings.TrimSpace(line))
 			}
 		}
+	}
+}
+
+// TestCombinedZooGaps measures, for each point of MEMSCHED_COMBINED_TABLE_OUT (the zoo table
+// above) left open, why: the link-credit relaxation's best sequence (the one its bound comes
+// from) scheduled under strict timing with transfers of any tensor (heuristics/rematoffload,
+// the best of Belady's and the earliest-produced cover) — its makespan against the bound, or
+// that no operation order of it fits — and how many bytes it needs away at its peak. Rows in
+// MEMSCHED_COMBINED_GAPS_OUT.
+func TestCombinedZooGaps(t *testing.T) {
+	dir, in := os.Getenv("MEMSCHED_COMBINED_TABLE_DIR"), os.Getenv("MEMSCHED_COMBINED_TABLE_OUT")
+	if dir == "" || in == "" || os.Getenv("MEMSCHED_COMBINED_GAPS_OUT") == "" {
+		t.Skip("MEMSCHED_COMBINED_TABLE_DIR, _TABLE_OUT and _GAPS_OUT not set (scripts/combined-zoo.sh)")
+	}
+	data, err := os.ReadFile(in)
+	require.NoError(t, err)
+	out, err := os.Create(os.Getenv("MEMSCHED_COMBINED_GAPS_OUT"))
+	require.NoError(t, err)
+	defer out.Close()
+	fmt.Fprintf(out, "chain\tbeta_GBps\tpct\tcombined_ms\tbound_ms\tbound_by\tcredit_seq_compute_ms\tcredit_seq_excess_MiB\tcredit_seq_strict_ms\n")
+	chains := map[string]*instances.Chain{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+		f := strings.Split(line, "\t")
+		if f[14] == "true" {
+			continue // proven optimal
+		}
+		name := f[0]
+		c := chains[name]
+		if c == nil {
+			c, err = instances.LoadChain(filepath.Join(dir, name+".json"))
+			require.NoError(t, err)
+			chains[name] = c
+		}
+		beta, _ := strconv.ParseFloat(f[2], 64)
+		budget, _ := strconv.ParseInt(f[4], 10, 64)
+		best, _ := strconv.ParseFloat(f[9], 64)
+		lc, err := dp.LinkCredit(c, budget, beta*1e9, dp.LinkCreditOptions{Upper: best / 1e3, Sequences: 1})
+		if err != nil || len(lc.Sequences) == 0 {
+			fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\t%s\t-\t-\t%v\n", name, f[2], f[3], f[9], f[11], f[12], err)
+			continue
+		}
+		sq, err := heur.NewSequence(c, lc.Sequences[0].Sequence)
+		require.NoError(t, err)
+		var w float64
+		for _, d := range sq.Dur {
+			w += d
+		}
+		strict := "no cover"
+		var bestRep float64
+		for _, rule := range []heur.CoverRule{heur.Belady, heur.Produced} {
+			if g, ok := sq.CoverBy(budget, rule); ok {
+				if _, rep, err := sq.Schedule(c, budget, beta*1e9, g); err == nil && (bestRep == 0 || rep.Makespan < bestRep) {
+					bestRep = rep.Makespan
+				}
+			}
+		}
+		if bestRep > 0 {
+			strict = fmt.Sprintf("%.3f", bestRep*1e3)
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%d\t%s\n", name, f[2], f[3], f[9], f[11], f[12], w*1e3, max(0, sq.Peak()-budget)>>20, strict)
+		fmt.Fprint(out, line)
+		t.Log(strings.TrimSpace(line))
 	}
 }
