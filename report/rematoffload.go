@@ -138,9 +138,9 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 				}
 			}
 			if st.Direct() && !dl.IsZero() {
-				// A search that takes what it is given: 40 % of what is left, so that the
-				// bounds after it get their time.
-				dl = time.Now().Add(time.Until(dl) * 4 / 10)
+				// A search that takes what it is given: a quarter of what is left, so that the
+				// bounds after it (the link credit, the relaxation MILP) get their time.
+				dl = time.Now().Add(time.Until(dl) / 4)
 			}
 			out, err = st.Run(c, budget, beta, leverro.Options{Slots: in.Slots, Deadline: dl, MaxMemory: memoryLimit(in), Upper: upper, Seeds: seeds})
 			if st.Direct() && out.Feasible {

@@ -9,8 +9,12 @@ import (
 	"github.com/memsched/memsched/instances"
 )
 
-// seqCandidates is how many sequences SequenceOffload takes from each source.
-const seqCandidates = 24
+// seqCandidates is how many sequences SequenceOffload takes from each source, and
+// seqEvaluations how many schedules it builds in all (each a strict replay).
+const (
+	seqCandidates  = 24
+	seqEvaluations = 400
+)
 
 // SequenceOffload schedules 004 sequences beyond the combined class with transfers of any
 // stored tensor over any gap between two of its uses (ScheduleSequences): the link-credit
@@ -101,7 +105,7 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 	if len(cands) == 0 {
 		return nil, nil
 	}
-	return ScheduleSequences(c, budget, beta, cands, o, 0)
+	return ScheduleSequences(c, budget, beta, cands, o, seqEvaluations)
 }
 
 // isOutOfReach says whether a table was refused or outgrew its caps.
