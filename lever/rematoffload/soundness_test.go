@@ -41,6 +41,14 @@ func TestSoundness(t *testing.T) {
 	if testing.Short() {
 		chains = 60
 	}
+	// MEMSCHED_COMBINED_SOUNDNESS_SHARD=i/n checks chains k ≡ i (mod n) only: the same chains
+	// as one run (every chain is drawn), split over n processes.
+	shard, shards := 0, 1
+	if v := os.Getenv("MEMSCHED_COMBINED_SOUNDNESS_SHARD"); v != "" {
+		_, err := fmt.Sscanf(v, "%d/%d", &shard, &shards)
+		require.NoError(t, err, "MEMSCHED_COMBINED_SOUNDNESS_SHARD=%q: want i/n", v)
+		require.True(t, shards > 0 && shard >= 0 && shard < shards, "MEMSCHED_COMBINED_SOUNDNESS_SHARD=%q: want 0 ≤ i < n", v)
+	}
 	r := rand.New(rand.NewPCG(31, 2000))
 	type counts struct{ points, creditTight, wholeAbove, seqOptimal, seqFound, bestOptimal int }
 	var cnt counts
@@ -51,6 +59,9 @@ func TestSoundness(t *testing.T) {
 		lo := verify.MinBudget(c)
 		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
 		beta := float64(1 + r.IntN(4))
+		if k%shards != shard {
+			continue
+		}
 		for _, f := range []int64{1, 1 << 30} {
 			if f > 1 && k%every != 0 {
 				continue
