@@ -1,7 +1,9 @@
 package dp
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -31,47 +33,73 @@ func newWholeCap(jobs []capJob, beta float64) wholeCap {
 	js := append([]capJob(nil), jobs...)
 	sort.SliceStable(js, func(a, b int) bool { return js[a].release < js[b].release })
 	w := wholeCap{finish: []float64{0}, bytes: []int64{0}}
+	for _, j := range js {
+		w = w.then(j, beta)
+	}
+	return w
+}
+
+// wholeCapPrefixes returns the Pareto sets of jobs[:1], jobs[:2], …, jobs[:len(jobs)] for jobs
+// already in release order: each extends the one before by a job (then), exactly as
+// newWholeCap builds it job by job, so that n sets cost n steps rather than n²/2.
+func wholeCapPrefixes(jobs []capJob, beta float64) []wholeCap {
+	out := make([]wholeCap, len(jobs))
+	w := wholeCap{finish: []float64{0}, bytes: []int64{0}}
+	inOrder := true
+	for i, j := range jobs {
+		if inOrder = inOrder && (i == 0 || j.release >= jobs[i-1].release); !inOrder {
+			// No longer prefixes of one order (times are validated ≥ 0: the caller's never are).
+			out[i] = newWholeCap(jobs[:i+1], beta)
+			continue
+		}
+		w = w.then(j, beta)
+		out[i] = w
+	}
+	return out
+}
+
+// then is w extended by job j, released no earlier than w's jobs: each point either skips j
+// or runs it after the point's finish and j's release, in one of its sizes. It returns new
+// slices (w is left as it is).
+func (w wholeCap) then(j capJob, beta float64) wholeCap {
 	type pt struct {
 		f float64
 		b int64
 	}
-	var all []pt
-	for _, j := range js {
-		all = all[:0]
-		for i := range w.finish {
-			all = append(all, pt{w.finish[i], w.bytes[i]})
-			for _, s := range j.sizes {
-				if s <= 0 {
-					continue
-				}
-				all = append(all, pt{math.Max(w.finish[i], j.release) + float64(s)/beta, w.bytes[i] + s})
-			}
-		}
-		sort.Slice(all, func(a, b int) bool {
-			if all[a].f != all[b].f {
-				return all[a].f < all[b].f
-			}
-			return all[a].b > all[b].b
-		})
-		w.finish, w.bytes = w.finish[:0], w.bytes[:0]
-		for _, p := range all {
-			if len(w.bytes) > 0 && p.b <= w.bytes[len(w.bytes)-1] {
+	all := make([]pt, 0, len(w.finish)*(1+len(j.sizes)))
+	for i := range w.finish {
+		all = append(all, pt{w.finish[i], w.bytes[i]})
+		for _, s := range j.sizes {
+			if s <= 0 {
 				continue
 			}
-			w.finish, w.bytes = append(w.finish, p.f), append(w.bytes, p.b)
-		}
-		for len(w.finish) > maxCapPoints {
-			// Merge pairs: (the earlier finish, the larger bytes) bounds both from above.
-			k := 0
-			for i := 0; i < len(w.finish); i += 2 {
-				j := min(i+1, len(w.finish)-1)
-				w.finish[k], w.bytes[k] = w.finish[i], w.bytes[j]
-				k++
-			}
-			w.finish, w.bytes = w.finish[:k], w.bytes[:k]
+			all = append(all, pt{math.Max(w.finish[i], j.release) + float64(s)/beta, w.bytes[i] + s})
 		}
 	}
-	return w
+	slices.SortFunc(all, func(a, b pt) int {
+		if c := cmp.Compare(a.f, b.f); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.b, a.b)
+	})
+	out := wholeCap{finish: make([]float64, 0, len(all)), bytes: make([]int64, 0, len(all))}
+	for _, p := range all {
+		if len(out.bytes) > 0 && p.b <= out.bytes[len(out.bytes)-1] {
+			continue
+		}
+		out.finish, out.bytes = append(out.finish, p.f), append(out.bytes, p.b)
+	}
+	for len(out.finish) > maxCapPoints {
+		// Merge pairs: (the earlier finish, the larger bytes) bounds both from above.
+		k := 0
+		for i := 0; i < len(out.finish); i += 2 {
+			j := min(i+1, len(out.finish)-1)
+			out.finish[k], out.bytes[k] = out.finish[i], out.bytes[j]
+			k++
+		}
+		out.finish, out.bytes = out.finish[:k], out.bytes[:k]
+	}
+	return out
 }
 
 // at is the most bytes moved by time t.
