@@ -45,3 +45,5 @@ done
 MEMSCHED_COMBINED_TABLE_DIR=$OUT MEMSCHED_COMBINED_TABLE_OUT=$TSV MEMSCHED_COMBINED_GAPS_OUT=out/combined-zoo-gaps.tsv \
   "$OUT/report.test" -test.run 'TestCombinedZooGaps$' -test.timeout 4h -test.v | grep -v '^=== ' || exit 1
 echo "wrote $TSV ($LOAD: load averages) and out/combined-zoo-gaps.tsv"
+# The markdown of docs/remat-offload.md's table, counts and reasons.
+python3 scripts/combined_zoo_table.py "$TSV" out/combined-zoo-gaps.tsv
