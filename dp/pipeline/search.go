@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/memsched/memsched/instances"
@@ -85,21 +86,24 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 	}
 	// The deadline as a stop channel too, for the dp tables, which watch only that.
 	if !o.Deadline.IsZero() {
+		// Two closers (the timer and the caller's stop) race: the timer's function may already
+		// run when t.Stop returns false, so the channel is closed once, through closeStop.
 		stop := make(chan struct{})
-		t := time.AfterFunc(time.Until(o.Deadline), func() { close(stop) })
+		var once sync.Once
+		closeStop := func() { once.Do(func() { close(stop) }) }
+		t := time.AfterFunc(time.Until(o.Deadline), closeStop)
 		defer t.Stop()
 		if o.Stop != nil {
 			outer := o.Stop
+			done := make(chan struct{}) // Plan returned: the watcher ends too
+			defer close(done)
 			go func() {
 				select {
 				case <-outer:
 					t.Stop()
-					select {
-					case <-stop:
-					default:
-						close(stop)
-					}
+					closeStop()
 				case <-stop:
+				case <-done:
 				}
 			}()
 		}
