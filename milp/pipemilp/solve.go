@@ -12,6 +12,7 @@ import (
 	"github.com/memsched/memsched/dp/pipepack"
 	pl "github.com/memsched/memsched/instances/pipeline"
 	"github.com/memsched/memsched/milp"
+	"github.com/memsched/memsched/model"
 	"github.com/memsched/memsched/schedule"
 	vpl "github.com/memsched/memsched/verify/pipeline"
 )
@@ -106,19 +107,9 @@ func SolveContiguous(ctx context.Context, solvers []milp.Solver, p *pl.Problem, 
 			}
 		}
 	}
-	g, err := milp.SolveGuarded(ctx, solvers, f.Model, params, ev)
+	g, err := solveInto(ctx, solvers, f.Model, params, ev, f.Units.Time, sol)
 	if err != nil {
 		return nil, err
-	}
-	sol.Guarded, sol.Status, sol.Solver = g, g.Status, g.Solver
-	if g.Contradiction != "" {
-		sol.Note = "solver failure: " + g.Contradiction
-	}
-	switch {
-	case g.Status == milp.Infeasible || g.Status == milp.InfeasibleOrUnbounded:
-		sol.Bound = math.Inf(1)
-	case !math.IsNaN(g.Bound) && !math.IsInf(g.Bound, 0):
-		sol.Bound = math.Max(0, g.Bound*f.Units.Time)
 	}
 	if g.HasSolution {
 		sol.Value = f.Makespan(g.Values)
@@ -241,19 +232,9 @@ func SolveAllocation(ctx context.Context, solvers []milp.Solver, p *pl.Problem, 
 			ev = milp.Evidence{Value: a.Units.Secs(v), What: fmt.Sprintf("plan %v, %s %.10g s, replayed by verify/pipeline", plan, what, v)}
 		}
 	}
-	g, err := milp.SolveGuarded(ctx, solvers, a.Model, params, ev)
+	g, err := solveInto(ctx, solvers, a.Model, params, ev, a.Units.Time, sol)
 	if err != nil {
 		return nil, err
-	}
-	sol.Guarded, sol.Status, sol.Solver = g, g.Status, g.Solver
-	if g.Contradiction != "" {
-		sol.Note = "solver failure: " + g.Contradiction
-	}
-	switch {
-	case g.Status == milp.Infeasible || g.Status == milp.InfeasibleOrUnbounded:
-		sol.Bound = math.Inf(1)
-	case !math.IsNaN(g.Bound) && !math.IsInf(g.Bound, 0):
-		sol.Bound = math.Max(0, g.Bound*a.Units.Time)
 	}
 	if g.HasSolution {
 		sol.Value = a.Value(g.Values)
@@ -310,4 +291,26 @@ func recomputes(plan *schedule.Pipeline) bool {
 func IsTooLarge(err error) bool {
 	var t *TooLargeError
 	return errors.As(err, &t)
+}
+
+// solveInto solves m through milp.SolveGuarded (the verified evidence ev checks the solver's
+// word) and fills sol's solver fields, common to both models: the status and solver, a solver
+// failure's note, and the proven bound in seconds (the dual bound × the model's time unit;
+// +Inf when the model is proven infeasible).
+func solveInto(ctx context.Context, solvers []milp.Solver, m *model.Model, params milp.Params, ev milp.Evidence, unit float64, sol *Solution) (*milp.Guarded, error) {
+	g, err := milp.SolveGuarded(ctx, solvers, m, params, ev)
+	if err != nil {
+		return nil, err
+	}
+	sol.Guarded, sol.Status, sol.Solver = g, g.Status, g.Solver
+	if g.Contradiction != "" {
+		sol.Note = "solver failure: " + g.Contradiction
+	}
+	switch {
+	case g.Status == milp.Infeasible || g.Status == milp.InfeasibleOrUnbounded:
+		sol.Bound = math.Inf(1)
+	case !math.IsNaN(g.Bound) && !math.IsInf(g.Bound, 0):
+		sol.Bound = math.Max(0, g.Bound*unit)
+	}
+	return g, nil
 }
