@@ -34,8 +34,8 @@ from fractions import Fraction
 
 import torch
 
-from .offload import _Link
-from .remat import Executor, ExecutionError, RunResult, timed_iteration
+from .offload import _Link, run_linked_iteration
+from .remat import Executor, ExecutionError, RunResult
 from .schedule import FULL, NONE, PLAIN, Op, RematState, ScheduleError, _op
 
 
@@ -450,17 +450,7 @@ def execute_combined(net, x, sched, chain, bandwidth=None, budget=None, mode=Non
     ScheduleError before anything runs when it does not fit (check_combined)."""
     it = CombinedIteration(net, x, sched, chain, bandwidth=bandwidth, budget=budget, mode=mode, tracker=tracker,
                            free=free)
-
-    def run():
-        for _ in it.drive():
-            pass
-
-    try:
-        total = timed_iteration(net, x, tracker, run)
-    except BaseException:
-        it.link.restore()  # a^0 may be on the host
-        raise
-    return it.result(total)
+    return run_linked_iteration(it, net, x, tracker)
 
 
 class CombinedIteration:

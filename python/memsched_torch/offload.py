@@ -248,6 +248,13 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
     chain gives the durations (u_f, u_b, and |x_j|/β for transfers) that place each transfer
     between operations; bandwidth in bytes/s (default: the schedule's own)."""
     it = OffloadIteration(net, x, timed, chain, bandwidth=bandwidth, mode=mode, tracker=tracker, free=free)
+    return run_linked_iteration(it, net, x, tracker)
+
+
+def run_linked_iteration(it, net, x, tracker):
+    """Drive an iteration with a link (OffloadIteration, combined.CombinedIteration) to its end
+    under timed_iteration and return its result; on any failure the link first brings back
+    what is on the host (a^0 may be there) before the exception propagates."""
 
     def run():
         for _ in it.drive():
@@ -256,7 +263,7 @@ def execute_offload(net, x, timed, chain, bandwidth=None, mode=None, tracker=Non
     try:
         total = timed_iteration(net, x, tracker, run)
     except BaseException:
-        it.link.restore()  # a^0 may be on the host
+        it.link.restore()
         raise
     return it.result(total)
 
