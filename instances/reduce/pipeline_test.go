@@ -47,8 +47,9 @@ func splits(us []int64, parts int) bool {
 	return rec(0)
 }
 
-// subsetHalf decides 2-Partition by enumerating the subsets.
-func subsetHalf(xs []int64) bool {
+// SubsetHalf decides 2-Partition by enumerating the subsets. Exported from this test file for
+// the external tests of the package (remat2p_test.go) too.
+func SubsetHalf(xs []int64) bool {
 	var sum int64
 	for _, x := range xs {
 		sum += x
@@ -71,7 +72,7 @@ func subsetHalf(xs []int64) bool {
 // strong form (every value strictly between V/4 and V/2; q = 2, 3, 4; V in 24..43; yes:
 // random triples of sum V, shuffled; no: values in the same range summing to qV that brute
 // force cannot split), and 24 yes- and 24 no-instances of 2-Partition (4–10 values in 1..30,
-// even sum), each decided by brute force (hasThreePartition, splits, subsetHalf).
+// even sum), each decided by brute force (hasThreePartition, splits, SubsetHalf).
 func pipelineCorpus(t *testing.T) (yes3, no3, yes2, no2 [][]int64) {
 	r := rand.New(rand.NewPCG(7, 30))
 	in := func(u, v int64) bool { return 4*u > v && 2*u < v }
@@ -118,7 +119,7 @@ func pipelineCorpus(t *testing.T) (yes3, no3, yes2, no2 [][]int64) {
 		if sum%2 == 1 {
 			us[0]++
 		}
-		ok := subsetHalf(us)
+		ok := SubsetHalf(us)
 		require.Equal(t, ok, splits(us, 2))
 		if ok && len(yes2) < 24 {
 			yes2 = append(yes2, us)

@@ -14,26 +14,6 @@ import (
 	"github.com/memsched/memsched/verify/oracle"
 )
 
-// partitionable decides 2-partition by subset-sum enumeration.
-func partitionable(xs []int64) bool {
-	var sum int64
-	for _, x := range xs {
-		sum += x
-	}
-	for mask := 0; mask < 1<<len(xs); mask++ {
-		var s int64
-		for i, x := range xs {
-			if mask>>i&1 == 1 {
-				s += x
-			}
-		}
-		if 2*s == sum {
-			return true
-		}
-	}
-	return false
-}
-
 // TestRematTwoPartition: on yes-instances the optimal makespan (floating DP, exact) is exactly
 // 4V + U_B, on no-instances it is larger; for small ones the exhaustive oracle agrees.
 func TestRematTwoPartition(t *testing.T) {
@@ -63,11 +43,11 @@ func TestRematTwoPartition(t *testing.T) {
 		require.NoError(t, err)
 		if !res.Feasible {
 			// Some x_k > 1.5V: B^{2k-1} alone needs δ + ā = 2x_k > 3V. No partition exists.
-			require.False(t, partitionable(xs), "%v", xs)
+			require.False(t, reduce.SubsetHalf(xs), "%v", xs)
 			no++
 			continue
 		}
-		if partitionable(xs) {
+		if reduce.SubsetHalf(xs) {
 			yes++
 			assert.Equal(t, target, res.Makespan, "yes-instance %v", xs)
 		} else {
