@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/instances"
 	pl "github.com/memsched/memsched/instances/pipeline"
 	"github.com/memsched/memsched/schedule"
@@ -157,7 +158,8 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 		return nil, err
 	}
 	s := &search{p: p, o: o, up: newTable(p, up, maxS), sim: newSim(p.MicroBatches, p.Schedule),
-		inc: math.Inf(1), open: math.Inf(1), leafLo: math.Inf(1)}
+		inc: math.Inf(1), open: math.Inf(1), leafLo: math.Inf(1),
+		poll: dp.Poll{Stop: o.Stop, Deadline: o.Deadline, Every: 64}}
 	s.lo = s.up
 	if lo != nil {
 		s.lo = newTable(p, lo, maxS)
@@ -191,7 +193,7 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 		}
 		s.runS(c.S)
 	}
-	res := &Result{Nodes: s.nodes, Exact: exact, SlotSize: q, Complete: !s.halted, Searched: true, Note: note}
+	res := &Result{Nodes: s.nodes, Exact: exact, SlotSize: q, Complete: !s.poll.Halted(), Searched: true, Note: note}
 	res.Bound = min(s.inc, s.open, s.leafLo)
 	if math.IsInf(s.inc, 1) {
 		return res, nil
@@ -236,43 +238,23 @@ type search struct {
 	up, lo *table // the class's costs, and lower ones for the bound (the same table when exact)
 	sim    *sim
 	nodes  int
-	halted bool
+	poll   dp.Poll // o.Stop and o.Deadline, read every 64 nodes
 	// inc is the best makespan found (upper costs), best its cuts; open the least bound of a
 	// subtree left unexplored by a stop; leafLo the least lower-cost makespan of an explored
 	// allocation (where the slotted tables' rounding may leave a gap).
 	inc, open, leafLo float64
 	best              []int
 	// the partial plan: GPU k's cut e_k, durations, cut times.
-	cuts       []int
-	f, b       []float64
-	fl, bl     []float64
-	cf, cb     []float64
-	prefixLo   [][]float64
-	stopChecks int
+	cuts     []int
+	f, b     []float64
+	fl, bl   []float64
+	cf, cb   []float64
+	prefixLo [][]float64
 	// the relaxation's durations and cuts (relaxed)
 	zf, zb, zcf, zcb []float64
 }
 
-func (s *search) stopped() bool {
-	if s.halted {
-		return true
-	}
-	s.stopChecks++
-	if s.stopChecks&63 != 0 {
-		return false
-	}
-	if s.o.Stop != nil {
-		select {
-		case <-s.o.Stop:
-			s.halted = true
-		default:
-		}
-	}
-	if !s.o.Deadline.IsZero() && time.Now().After(s.o.Deadline) {
-		s.halted = true
-	}
-	return s.halted
-}
+func (s *search) stopped() bool { return s.poll.Stopped() }
 
 // balanced returns the cuts of S parts with the least max_k (F_k + B_k) (store-all times at
 // the upper costs' in-flight counts, fitting), nil when none fits: a chains-on-chains DP.

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/instances"
 	pl "github.com/memsched/memsched/instances/pipeline"
 	"github.com/memsched/memsched/schedule"
@@ -66,25 +67,24 @@ type partCost struct {
 
 // packer is one search.
 type packer struct {
-	p        *pl.Problem
-	o        Options
-	L, P     int
-	costs    []partCost // at (s−1)·L + e−1
-	prefix   []float64  // prefix[i] = Σ_{ℓ≤i} (u_f + u_b), the loss stage with L
-	gpus     []gpuState // by label (len = GPUs in use)
-	part     []int      // the parts placed: first stages, from the end
-	lab      []int      // their GPUs
-	best     []int
-	bestLab  []int
-	inc      float64
-	nodes    int
-	halted   bool
-	memo     map[string]float64
-	memoCap  int
-	memFree  bool // memory never binds: keys leave it out
-	keyBuf   []byte
-	sortBuf  []gpuState
-	stopTick int
+	p       *pl.Problem
+	o       Options
+	L, P    int
+	costs   []partCost // at (s−1)·L + e−1
+	prefix  []float64  // prefix[i] = Σ_{ℓ≤i} (u_f + u_b), the loss stage with L
+	gpus    []gpuState // by label (len = GPUs in use)
+	part    []int      // the parts placed: first stages, from the end
+	lab     []int      // their GPUs
+	best    []int
+	bestLab []int
+	inc     float64
+	nodes   int
+	poll    dp.Poll // o.Stop and o.Deadline, read every 256 nodes; MaxNodes halts it
+	memo    map[string]float64
+	memoCap int
+	memFree bool // memory never binds: keys leave it out
+	keyBuf  []byte
+	sortBuf []gpuState
 }
 
 // Pack returns the non-contiguous allocation of p on at most P GPUs with the least
@@ -109,7 +109,8 @@ func Pack(p *pl.Problem, o Options) (*Result, error) {
 		return nil, err
 	}
 	L := p.L()
-	k := &packer{p: p, o: o, L: L, P: min(p.GPUs, L), inc: math.Inf(1), memo: map[string]float64{}, memoCap: 500_000}
+	k := &packer{p: p, o: o, L: L, P: min(p.GPUs, L), inc: math.Inf(1), memo: map[string]float64{}, memoCap: 500_000,
+		poll: dp.Poll{Stop: o.Stop, Deadline: o.Deadline, Every: 256}}
 	if k.o.MaxNodes <= 0 {
 		k.o.MaxNodes = DefaultMaxNodes
 	}
@@ -149,8 +150,8 @@ func Pack(p *pl.Problem, o Options) (*Result, error) {
 	k.memFree = satAdd(satAdd(totalW, mw), maxOwn) <= p.Memory
 	k.seed()
 	k.dfs(L, 0, -1, 0)
-	res := &Result{Nodes: k.nodes, Optimal: !k.halted}
-	if k.halted {
+	res := &Result{Nodes: k.nodes, Optimal: !k.poll.Halted()}
+	if k.poll.Halted() {
 		res.Note = fmt.Sprintf("stopped after %d states (node cap %d or the time limit): the best allocation found, not proven optimal", k.nodes, k.o.MaxNodes)
 	}
 	if k.best == nil {
@@ -207,28 +208,10 @@ func (k *packer) inFlight(j int) int {
 }
 
 func (k *packer) stopped() bool {
-	if k.halted {
-		return true
-	}
 	if k.nodes >= k.o.MaxNodes {
-		k.halted = true
-		return true
+		k.poll.Halt()
 	}
-	k.stopTick++
-	if k.stopTick&255 != 0 {
-		return false
-	}
-	if k.o.Stop != nil {
-		select {
-		case <-k.o.Stop:
-			k.halted = true
-		default:
-		}
-	}
-	if !k.o.Deadline.IsZero() && time.Now().After(k.o.Deadline) {
-		k.halted = true
-	}
-	return k.halted
+	return k.poll.Stopped()
 }
 
 // key is the canonical form of a state: stages left b, the position's count class (the parts
@@ -386,7 +369,7 @@ func (k *packer) dfs(b, j, prev int, maxCut float64) {
 	})
 	for _, mv := range moves {
 		if mv.maxLoad >= k.inc || k.stopped() {
-			if k.halted {
+			if k.poll.Halted() {
 				return
 			}
 			continue
