@@ -30,13 +30,7 @@ func highs(t testing.TB) []milp.Solver {
 // TestContiguousSpec: SPEC §7's five hand-checked cases solved by HiGHS: 48, 30, 21, 32 and
 // infeasible at M = 3 B, each plan replayed.
 func TestContiguousSpec(t *testing.T) {
-	inf := math.Inf(1)
-	for _, tc := range []struct {
-		P    int
-		M    int64
-		beta float64
-		want float64
-	}{{1, 1 << 20, inf, 48}, {2, 1 << 20, inf, 30}, {4, 1 << 20, inf, 21}, {2, 1 << 20, 1, 32}, {2, 3, inf, inf}} {
+	for _, tc := range specCases {
 		p := specProblem(tc.P, tc.M, tc.beta)
 		sol, err := SolveContiguous(context.Background(), highs(t), p, ContiguousSolveOptions{})
 		require.NoError(t, err)

@@ -98,12 +98,7 @@ func TestContiguousPointIsTheReplay(t *testing.T) {
 // best feasible point over all allocations is 48, 30, 21, 32, and none at M = 3 B.
 func TestContiguousSpecCases(t *testing.T) {
 	inf := math.Inf(1)
-	for _, tc := range []struct {
-		P    int
-		M    int64
-		beta float64
-		want float64
-	}{{1, 1 << 20, inf, 48}, {2, 1 << 20, inf, 30}, {4, 1 << 20, inf, 21}, {2, 1 << 20, 1, 32}, {2, 3, inf, inf}} {
+	for _, tc := range specCases {
 		p := specProblem(tc.P, tc.M, tc.beta)
 		f, err := BuildContiguous(p, ContiguousOptions{})
 		require.NoError(t, err)
@@ -146,3 +141,12 @@ func TestMalformedRefused(t *testing.T) {
 		assert.Error(t, err, "%v", cuts)
 	}
 }
+
+// specCases are SPEC §7's five hand-checked cases: P GPUs of M bytes, links of β B/s, and the
+// optimal makespan (+Inf: nothing fits).
+var specCases = []struct {
+	P    int
+	M    int64
+	beta float64
+	want float64
+}{{1, 1 << 20, math.Inf(1), 48}, {2, 1 << 20, math.Inf(1), 30}, {4, 1 << 20, math.Inf(1), 21}, {2, 1 << 20, 1, 32}, {2, 3, math.Inf(1), math.Inf(1)}}
