@@ -242,18 +242,9 @@ def _verify_offload(args, budget, timed):
 def cmd_plan(args):
     from .plan import print_report, run_plan
 
-    from .schedule import parse_size
+    from .schedule import check_budget_flags
 
-    if (args.mem is None) == (args.mem_fraction is None):
-        raise ScheduleError("give exactly one of --mem SIZE and --mem-fraction F")
-    # Bad input before anything is built or profiled.
-    if args.mem is not None and parse_size(args.mem) <= 0:
-        raise ScheduleError(f"--mem {args.mem!r}: want more than 0 bytes")
-    if args.mem_fraction is not None and not 0 < args.mem_fraction <= 10:
-        raise ScheduleError(f"--mem-fraction {args.mem_fraction}: want a fraction of the store-all peak, e.g. 0.6")
-    _rate(args.bandwidth)
-    if args.lever in ("act-offload", "remat-offload") and not args.bandwidth:
-        raise ScheduleError(f"--lever {args.lever} needs --bandwidth (the GPU–CPU link rate, e.g. 12GB/s)")
+    check_budget_flags(args, _rate)  # bad input before anything is built or profiled
     _writable(args.chain_out, "--chain-out")
     r = run_plan(args)
     if args.json:

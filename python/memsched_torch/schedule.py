@@ -286,6 +286,22 @@ def parse_size(text):
 _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)(/s)?\s*$")
 
 
+def check_budget_flags(args, parse_bandwidth):
+    """The budget flags that `plan` and `train` share, checked before anything is built or
+    profiled (ScheduleError: exit 2, one line): exactly one of --mem (more than 0 bytes) and
+    --mem-fraction (a fraction in (0, 10]), --bandwidth read by parse_bandwidth, and the
+    offloading levers' need of it."""
+    if (args.mem is None) == (args.mem_fraction is None):
+        raise ScheduleError("give exactly one of --mem SIZE and --mem-fraction F")
+    if args.mem is not None and parse_size(args.mem) <= 0:
+        raise ScheduleError(f"--mem {args.mem!r}: want more than 0 bytes")
+    if args.mem_fraction is not None and not 0 < args.mem_fraction <= 10:
+        raise ScheduleError(f"--mem-fraction {args.mem_fraction}: want a fraction of the store-all peak, e.g. 0.6")
+    parse_bandwidth(args.bandwidth)
+    if args.lever in ("act-offload", "remat-offload") and not args.bandwidth:
+        raise ScheduleError(f"--lever {args.lever} needs --bandwidth (the GPU–CPU link rate, e.g. 12GB/s)")
+
+
 def parse_rate(text, flag="--bandwidth"):
     """'12GB/s', '16GiB/s', '1e9' (bytes/s) -> float bytes/s, within memsched's 1 B/s to 1 PB/s
     (instances.ParseRate: below or above is a typo or a unit mistake)."""

@@ -60,18 +60,9 @@ def add_parser(sub):
 
 def check_args(args):
     """Bad input, before anything is built or profiled (exit 2, one line)."""
-    from .schedule import parse_rate, parse_size
+    from .schedule import check_budget_flags, parse_rate
 
-    if (args.mem is None) == (args.mem_fraction is None):
-        raise ScheduleError("give exactly one of --mem SIZE and --mem-fraction F")
-    if args.mem is not None and parse_size(args.mem) <= 0:
-        raise ScheduleError(f"--mem {args.mem!r}: want more than 0 bytes")
-    if args.mem_fraction is not None and not 0 < args.mem_fraction <= 10:
-        raise ScheduleError(f"--mem-fraction {args.mem_fraction}: want a fraction of the store-all peak, e.g. 0.6")
-    if args.bandwidth is not None:
-        parse_rate(args.bandwidth)
-    if args.lever in ("act-offload", "remat-offload") and not args.bandwidth:
-        raise ScheduleError(f"--lever {args.lever} needs --bandwidth (the GPU–CPU link rate, e.g. 12GB/s)")
+    check_budget_flags(args, lambda text: text is None or parse_rate(text))
     for flag in ("batch", "iterations", "image", "classes", "layers", "hidden", "heads", "seq", "vocab"):
         v = getattr(args, flag)
         if v < 1:
