@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
@@ -183,23 +184,23 @@ func (st *stream) build(budget int64, pol Policy, forced map[int]bool) (*schedul
 		}
 		v := memAt(t)
 		if v > budget {
-			// Wait for the fewest queued offloads, in order, whose release makes it fit.
-			found := false
+			// Wait for the fewest queued offloads, in order, whose release makes it fit: the
+			// first k among those that can free memory at i with memAt(max(t, offEnd[k])) ≤
+			// budget. Offloads end in order (FIFO), so that memory never grows with k and the
+			// first is found by bisection (a linear scan was quadratic in the offloads: 2.7 s
+			// of a 1000-block GPT-2's 4 s re-timing with 950 of them).
+			var cand []int
 			for k := 0; k < scheduled; k++ {
-				m := st.moves[k]
-				if m.reader >= i || i >= m.deadline {
-					continue
-				}
-				if tk := math.Max(t, offEnd[k]); memAt(tk) <= budget {
-					t = tk
-					waits[i] = append(waits[i], k)
-					found = true
-					break
+				if m := st.moves[k]; m.reader < i && i < m.deadline {
+					cand = append(cand, k)
 				}
 			}
-			if !found {
+			j := sort.Search(len(cand), func(j int) bool { return memAt(math.Max(t, offEnd[cand[j]])) <= budget })
+			if j == len(cand) {
 				return nil, false
 			}
+			t = math.Max(t, offEnd[cand[j]])
+			waits[i] = append(waits[i], cand[j])
 			v = memAt(t)
 		}
 		start[i], end[i], mem[i] = t, t+st.dur[i], v

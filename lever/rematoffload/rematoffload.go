@@ -217,7 +217,7 @@ func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options)
 	if !fl.Feasible {
 		return out, fmt.Errorf("%s returned a plan that does not fit the fluid model: %s", s.Name, fl.Reason)
 	}
-	sch, _, err := heur.Retime(c, budget, beta, p)
+	sch, rep, err := heur.Retime(c, budget, beta, p)
 	if errors.Is(err, heur.ErrStrict) {
 		return out, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -226,7 +226,7 @@ func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options)
 	}
 	out.ModelPlan, out.ModelFluid = p, fl
 	if !o.NoPolish {
-		p, sch = polish(c, budget, beta, p, sch, o.Deadline)
+		p, sch = polish(c, budget, beta, p, sch, rep, o.Deadline)
 		if s.alt != nil {
 			q, err := s.alt(c, budget, beta, o)
 			if errors.Is(err, dp.ErrDeadline) || errors.As(err, new(*dp.TooLargeError)) {
@@ -361,12 +361,10 @@ func RematCandidate(c *instances.Chain, budget int64, deadline time.Time, maxMem
 // the strict schedule, until none does. Strict timing moves whole tensors, and a tensor the
 // fluid model moves for free (its bytes trickling in beside the computation) can cost idle
 // when it must be reserved whole: on the zoo, pofo's fluid optimum re-timed is sometimes
-// slower than keeping some inputs. Plans that no longer fit are skipped.
-func polish(c *instances.Chain, budget int64, beta float64, p *schedule.CombinedPlan, sch *schedule.Combined, deadline time.Time) (*schedule.CombinedPlan, *schedule.Combined) {
-	_, rep, err := heur.Retime(c, budget, beta, p)
-	if err != nil {
-		return p, sch
-	}
+// slower than keeping some inputs. Plans that no longer fit are skipped. sch and rep are p
+// re-timed (Retime) and its report: re-timing again took 4.2 s of a 1000-block GPT-2's plan
+// with 981 offloads, past the deadline (38 s for --time-limit 30).
+func polish(c *instances.Chain, budget int64, beta float64, p *schedule.CombinedPlan, sch *schedule.Combined, rep *combined.Report, deadline time.Time) (*schedule.CombinedPlan, *schedule.Combined) {
 	best := rep.Exact
 	for improved := true; improved; {
 		improved = false
