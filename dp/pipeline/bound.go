@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/memsched/memsched/dp"
 	pl "github.com/memsched/memsched/instances/pipeline"
 )
 
@@ -20,7 +22,9 @@ type table struct {
 	tlo, ulf, ulb []float64
 }
 
-func newTable(p *pl.Problem, pc partCosts, maxS int) *table {
+// It holds L²·(1 + len(ns)) values: past o.MaxMemory it is refused (*dp.TooLargeError), and
+// o's stop or deadline stops it between rows (ErrStopped).
+func newTable(p *pl.Problem, pc partCosts, maxS int, o Options) (*table, error) {
 	L := p.L()
 	t := &table{L: L, nix: map[int]int{}}
 	for S := 1; S <= maxS; S++ {
@@ -36,9 +40,16 @@ func newTable(p *pl.Problem, pc partCosts, maxS int) *table {
 	for i, n := range t.ns {
 		t.nix[n] = i
 	}
+	if err := tableFits(fmt.Sprintf("pipeline part durations on %d stages", L), L, int64(8*(1+len(t.ns))), o); err != nil {
+		return nil, err
+	}
 	t.f = make([]float64, L*L)
 	t.b = make([]float64, L*L*len(t.ns))
+	poll := dp.Poll{Stop: o.Stop, Deadline: o.Deadline}
 	for s := 1; s <= L; s++ {
+		if poll.Stopped() {
+			return nil, ErrStopped
+		}
 		for e := s; e <= L; e++ {
 			for i, n := range t.ns {
 				f, b, ok := pc.cost(s, e, n)
@@ -57,7 +68,39 @@ func newTable(p *pl.Problem, pc partCosts, maxS int) *table {
 		t.ulb[l] = t.ulb[l-1] + st.UB
 		t.tlo[l] = t.ulf[l] + t.ulb[l]
 	}
-	return t
+	return t, nil
+}
+
+// partDurations give F and B of part [s, e] with n in flight (B = +Inf: it does not fit).
+type partDurations interface {
+	at(s, e, n int) (float64, float64)
+}
+
+// sumDurations are every part's Σ u_f and Σ u_b, fitting always (the fill-and-drain
+// relaxation's), by prefix sums: no table (the table of L² parts took a second and 288 MB
+// on 2001 stages).
+type sumDurations struct {
+	L      int
+	pf, pb []float64 // Σ_{ℓ≤i} u_f, u_b, for i = 0..L+1
+}
+
+func newSumDurations(p *pl.Problem) sumDurations {
+	L := p.L()
+	d := sumDurations{L: L, pf: make([]float64, L+2), pb: make([]float64, L+2)}
+	for l := 1; l <= L+1; l++ {
+		st := p.Chain.Stage(l)
+		d.pf[l], d.pb[l] = d.pf[l-1]+st.UF, d.pb[l-1]+st.UB
+	}
+	return d
+}
+
+// at returns the sums over [s, e] (the loss stage joins the part that ends at L).
+func (d sumDurations) at(s, e, _ int) (float64, float64) {
+	end := e
+	if e == d.L {
+		end = d.L + 1
+	}
+	return d.pf[end] - d.pf[s-1], d.pb[end] - d.pb[s-1]
 }
 
 // at returns F and B of part [s, e] with n in flight (B = +Inf: it does not fit).
@@ -98,8 +141,8 @@ func cutCost(p *pl.Problem, e int) float64 {
 //
 // where t is the part's F + B at the position's in-flight count, and D(S, 1) is the bound.
 // It returns +Inf when no allocation on S GPUs fits.
-func fillDrainBound(p *pl.Problem, t *table, S int) float64 {
-	L, m := t.L, float64(p.MicroBatches)
+func fillDrainBound(p *pl.Problem, t partDurations, S int) float64 {
+	L, m := p.L(), float64(p.MicroBatches)
 	inf := math.Inf(1)
 	prev := make([]float64, L+2)
 	cur := make([]float64, L+2)
@@ -170,14 +213,13 @@ func prefixBound(p *pl.Problem, t *table, S int) [][]float64 {
 // GPUs fits with every part storing everything: the min over S ≤ min(P, L) and cuts of
 // max_k (W_k + (n_k−1)·held_k + peak_k) (instances/pipeline.PartCosts.Memory; p.Memory is not
 // read), by the min–max DP over suffixes of stages. Below it only recomputation fits.
-func StoreAllMemory(p *pl.Problem) int64 {
+//
+// Each row of the DP sweeps the parts from its first stage (pl.StoreAllSweep): O(P²·L²) time
+// and O(L) memory (it built every part's costs one by one before, O(L³): minutes on 2001
+// stages). o's stop or deadline stops it between rows (ErrStopped).
+func StoreAllMemory(p *pl.Problem, o Options) (int64, error) {
 	L := p.L()
-	pcs := make([]pl.PartCosts, L*L)
-	for s := 1; s <= L; s++ {
-		for e := s; e <= L; e++ {
-			pcs[(s-1)*L+e-1] = pl.StoreAllCosts(p.Chain, s, e)
-		}
-	}
+	poll := dp.Poll{Stop: o.Stop, Deadline: o.Deadline}
 	best := int64(math.MaxInt64)
 	for S := 1; S <= min(p.GPUs, L); S++ {
 		// D[i]: the least largest memory of stages i..L on the last g GPUs.
@@ -187,18 +229,30 @@ func StoreAllMemory(p *pl.Problem) int64 {
 			n := p.InFlight(k, S)
 			next := make([]int64, L+2)
 			for i := 1; i <= L; i++ {
+				if poll.Stopped() {
+					return 0, ErrStopped
+				}
 				next[i] = math.MaxInt64
+				last := L - g + 1 // the last part that leaves a stage to each of the g−1 GPUs after it
 				if g == 1 {
-					next[i] = pcs[(i-1)*L+L-1].Memory(n)
+					last = L
+				}
+				if i > last {
 					continue
 				}
-				for e := i; e <= L-g+1; e++ {
-					next[i] = min(next[i], max(pcs[(i-1)*L+e-1].Memory(n), D[e+1]))
-				}
+				pl.StoreAllSweep(p.Chain, i, func(e int, pc pl.PartCosts) bool {
+					switch {
+					case g == 1 && e == L:
+						next[i] = pc.Memory(n)
+					case g > 1:
+						next[i] = min(next[i], max(pc.Memory(n), D[e+1]))
+					}
+					return e < last
+				})
 			}
 			D = next
 		}
 		best = min(best, D[1])
 	}
-	return best
+	return best, nil
 }

@@ -22,7 +22,10 @@ import (
 // as not fitting — in the bound too, which is then a bound on the plans at least as fast as ub
 // (and ub is reached by the plan that made it).
 func classCosts(p *pl.Problem, o Options, maxS int, ub float64) (up, lo partCosts, exact bool, q int64, note string, err error) {
-	sa := newStoreAll(p)
+	sa, err := newStoreAll(p, o)
+	if err != nil {
+		return nil, nil, false, 0, "", err
+	}
 	if !o.Remat {
 		return sa, nil, true, 0, "", nil
 	}
@@ -100,9 +103,10 @@ func (x either) sequence(s, e, n int) (schedule.Sequence, error) {
 
 // rematSeed is a first plan with recomputation when storing everything fits nowhere: the
 // time-balanced cut of the chain on min(P, L) GPUs (chains on chains, memory aside), each part
-// with its fastest sequence that fits. It returns its cuts and makespan, or nil when a part
-// fits no sequence.
-func rematSeed(p *pl.Problem, o Options, maxS int, sm *sim) ([]int, float64, error) {
+// with its fastest sequence that fits. It returns its plan completed and replayed (complete,
+// from the same tables: a search stopped later answers with it, without building them again)
+// and its makespan, or nil when a part fits no sequence.
+func rematSeed(p *pl.Problem, o Options, maxS int, sm *sim) (*Result, float64, error) {
 	L := p.L()
 	cuts := timeBalanced(p, maxS)
 	sMin := make([]int, L+1)
@@ -115,14 +119,14 @@ func rematSeed(p *pl.Problem, o Options, maxS int, sm *sim) ([]int, float64, err
 		first = e + 1
 	}
 	slots := o.Slots
-	u, _, _, _, err := newRematCosts(p, o, slots, maxS, sMin, math.Inf(1), false)
+	u, _, exact, q, err := newRematCosts(p, o, slots, maxS, sMin, math.Inf(1), false)
 	if err != nil && slots == 0 && !o.Exact && tooLarge(err) {
-		u, _, _, _, err = newRematCosts(p, o, dp.DefaultSlots, maxS, sMin, math.Inf(1), false)
+		u, _, exact, q, err = newRematCosts(p, o, dp.DefaultSlots, maxS, sMin, math.Inf(1), false)
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	x := either{newStoreAll(p), u}
+	x := either{storeAllParts(p), u}
 	S := len(cuts)
 	f, b, cf, cb := make([]float64, S), make([]float64, S), make([]float64, S), make([]float64, S)
 	first = 1
@@ -136,7 +140,11 @@ func rematSeed(p *pl.Problem, o Options, maxS int, sm *sim) ([]int, float64, err
 		}
 		first = e + 1
 	}
-	return cuts, sm.run(f, b, cf, cb, 0, 0, 0), nil
+	res, err := complete(p, cuts, x, true, &Result{Exact: exact, SlotSize: q, Complete: true})
+	if err != nil || !res.Feasible {
+		return nil, 0, err
+	}
+	return res, sm.run(f, b, cf, cb, 0, 0, 0), nil
 }
 
 // timeBalanced returns the cut of stages 1..L into S ≤ L parts with the least largest

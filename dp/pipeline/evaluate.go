@@ -29,7 +29,9 @@ func Evaluate(p *pl.Problem, cuts []int, o Options) (*Result, error) {
 			return nil, fmt.Errorf("pipeline: Evaluate: cuts %v are not increasing", cuts)
 		}
 	}
-	var costs partCosts = newStoreAll(p)
+	o, release := o.deadlineStop()
+	defer release()
+	var costs partCosts = storeAllParts(p) // a plan's parts only
 	res := &Result{Exact: true, Complete: true}
 	if o.Remat {
 		sMin := make([]int, L+1)
@@ -52,6 +54,13 @@ func Evaluate(p *pl.Problem, cuts []int, o Options) (*Result, error) {
 		costs = either{costs, u}
 		res.Exact, res.SlotSize = exact, q
 	}
+	return complete(p, cuts, costs, o.Remat, res)
+}
+
+// complete gives each part of the contiguous allocation cuts its sequence at costs and replays
+// the plan with verify/pipeline into res (Feasible, or Reason with the validator's first
+// overflow when a part fits no sequence of the class).
+func complete(p *pl.Problem, cuts []int, costs partCosts, remat bool, res *Result) (*Result, error) {
 	plan := schedule.NewContiguous(cuts)
 	S := len(cuts)
 	for k := range plan.Parts {
@@ -60,7 +69,7 @@ func Evaluate(p *pl.Problem, cuts []int, o Options) (*Result, error) {
 		if _, _, ok := costs.cost(pt.First, pt.Last, n); !ok {
 			if res.Reason == "" {
 				what := "storing everything"
-				if o.Remat {
+				if remat {
 					what = "with any persistent sequence"
 				}
 				res.Reason = fmt.Sprintf("part [%d–%d] does not fit GPU %d (%d micro-batches in flight) %s", pt.First, pt.Last, k, n, what)

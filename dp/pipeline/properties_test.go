@@ -59,7 +59,9 @@ func TestStoreAllMemory(t *testing.T) {
 	for k := range 300 {
 		p := pl.RandomTiny(r, k)
 		q := *p
-		q.Memory = StoreAllMemory(p)
+		m, err := StoreAllMemory(p, Options{})
+		require.NoError(t, err)
+		q.Memory = m
 		ref, err := vpl.Exhaustive(&q, vpl.RefereeOptions{})
 		require.NoError(t, err)
 		require.True(t, ref.Feasible, "%d", k)

@@ -67,6 +67,39 @@ type Result struct {
 	Reason string
 }
 
+// deadlineStop returns o with its deadline as a stop channel too, for the dp tables, which
+// watch only that (closed at the deadline or when o.Stop closes), and the function that
+// releases its timer and watcher (call it when done).
+func (o Options) deadlineStop() (Options, func()) {
+	if o.Deadline.IsZero() {
+		return o, func() {}
+	}
+	// Two closers (the timer and the caller's stop) race: the timer's function may already
+	// run when t.Stop returns false, so the channel is closed once, through closeStop.
+	stop := make(chan struct{})
+	var once sync.Once
+	closeStop := func() { once.Do(func() { close(stop) }) }
+	t := time.AfterFunc(time.Until(o.Deadline), closeStop)
+	done := make(chan struct{}) // the caller returned: the watcher ends too
+	if o.Stop != nil {
+		outer := o.Stop
+		go func() {
+			select {
+			case <-outer:
+				t.Stop()
+				closeStop()
+			case <-stop:
+			case <-done:
+			}
+		}()
+	}
+	o.Stop = stop
+	return o, func() {
+		t.Stop()
+		close(done)
+	}
+}
+
 // Plan returns the contiguous allocation on at most P GPUs with the least makespan of one
 // iteration under the problem's schedule (SPEC §7), each GPU storing everything or, with
 // Remat, running the fastest persistent 004 sequence of its part that fits it.
@@ -85,36 +118,14 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	// The deadline as a stop channel too, for the dp tables, which watch only that.
-	if !o.Deadline.IsZero() {
-		// Two closers (the timer and the caller's stop) race: the timer's function may already
-		// run when t.Stop returns false, so the channel is closed once, through closeStop.
-		stop := make(chan struct{})
-		var once sync.Once
-		closeStop := func() { once.Do(func() { close(stop) }) }
-		t := time.AfterFunc(time.Until(o.Deadline), closeStop)
-		defer t.Stop()
-		if o.Stop != nil {
-			outer := o.Stop
-			done := make(chan struct{}) // Plan returned: the watcher ends too
-			defer close(done)
-			go func() {
-				select {
-				case <-outer:
-					t.Stop()
-					closeStop()
-				case <-stop:
-				case <-done:
-				}
-			}()
-		}
-		o.Stop = stop
-	}
+	o, release := o.deadlineStop()
+	defer release()
 	maxS := min(p.GPUs, p.L())
 	// With recomputation, the store-all optimum (a fast search) is a plan of the class and
 	// bounds the part lengths the recomputation tables need (classCosts).
 	ub := math.Inf(1)
 	var seed []int
+	var seedRes *Result // seed completed and replayed
 	if o.Remat {
 		so := o
 		so.Remat = false
@@ -123,46 +134,44 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 			return nil, err
 		}
 		if sa.Feasible {
-			ub, seed = sa.Makespan, sa.Plan.Cuts()
+			ub, seed, seedRes = sa.Makespan, sa.Plan.Cuts(), sa
 		}
 		// The time-balanced cut with each part's fastest sequence: often far better than
 		// storing everything, and the tables then need shorter parts only.
-		cuts, v, err := rematSeed(p, o, maxS, newSim(p.MicroBatches, p.Schedule))
+		sr, v, err := rematSeed(p, o, maxS, newSim(p.MicroBatches, p.Schedule))
 		if err != nil && !errors.Is(err, ErrStopped) {
 			return nil, err
 		}
-		if cuts != nil && v < ub {
-			ub, seed = v, cuts
+		if sr != nil && v < ub {
+			ub, seed, seedRes = v, sr.Plan.Cuts(), sr
 		}
 	}
 	up, lo, exact, q, note, err := classCosts(p, o, maxS, ub)
+	var s *search
+	if err == nil {
+		s, err = newSearch(p, o, up, lo, maxS)
+	}
 	if errors.Is(err, ErrStopped) {
 		// Stopped before the tables were complete: the first plan found (storing everything,
 		// or the seed with recomputation), and the bound that ignores memory and
-		// recomputation (every stage's u_f + u_b once, fill and drain).
-		res := &Result{Note: "stopped before the recomputation tables were complete", Bound: relaxedBound(p, maxS)}
-		if seed != nil {
-			ev, err := Evaluate(p, seed, Options{Remat: o.Remat, Slots: o.Slots, Exact: o.Exact, MaxMemory: o.MaxMemory})
-			if err != nil {
-				return nil, err
-			}
-			if ev.Feasible {
-				res.Feasible, res.Plan, res.Makespan, res.Replay = true, ev.Plan, ev.Makespan, ev.Replay
-				res.Bound = min(res.Bound, ev.Makespan)
-				res.Exact, res.SlotSize = ev.Exact, ev.SlotSize
-			}
+		// recomputation (every stage's u_f + u_b once, fill and drain) — or, when its own
+		// tables cannot be built in time either, the busiest GPU's share of the work.
+		bound, berr := relaxedBound(p, maxS, o)
+		if berr != nil {
+			bound = workBound(p, maxS)
+		}
+		res := &Result{Note: "stopped before the recomputation tables were complete", Bound: bound}
+		if ev := seedRes; ev != nil {
+			// The seed as completed when it was found (completing it again built its parts'
+			// tables a second time, past the limit: a minute on 2001 stages).
+			res.Feasible, res.Plan, res.Makespan, res.Replay = true, ev.Plan, ev.Makespan, ev.Replay
+			res.Bound = min(res.Bound, ev.Makespan)
+			res.Exact, res.SlotSize = ev.Exact, ev.SlotSize
 		}
 		return res, nil
 	}
 	if err != nil {
 		return nil, err
-	}
-	s := &search{p: p, o: o, up: newTable(p, up, maxS), sim: newSim(p.MicroBatches, p.Schedule),
-		inc: math.Inf(1), open: math.Inf(1), leafLo: math.Inf(1),
-		poll: dp.Poll{Stop: o.Stop, Deadline: o.Deadline, Every: 64}}
-	s.lo = s.up
-	if lo != nil {
-		s.lo = newTable(p, lo, maxS)
 	}
 	// Start from the balanced split of every S (the least-time cut, heuristics' equal-time
 	// split) so that pruning bites from the first node.
@@ -446,31 +455,68 @@ func (s *search) relaxed(S, k, first int) float64 {
 	return s.sim.run(s.zf, s.zb, s.zcf, s.zcb, k, s.lo.ulf[first-1]+cf0, s.lo.ulb[first-1])
 }
 
+// newSearch builds the search's tables of part durations (the class's costs up, and lo for
+// its bound when they differ).
+func newSearch(p *pl.Problem, o Options, up, lo partCosts, maxS int) (*search, error) {
+	tu, err := newTable(p, up, maxS, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &search{p: p, o: o, up: tu, lo: tu, sim: newSim(p.MicroBatches, p.Schedule),
+		inc: math.Inf(1), open: math.Inf(1), leafLo: math.Inf(1),
+		poll: dp.Poll{Stop: o.Stop, Deadline: o.Deadline, Every: 64}}
+	if lo != nil {
+		if s.lo, err = newTable(p, lo, maxS, o); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
 // relaxedBound is the least fill-and-drain bound over 1..maxS GPUs with every part at its
-// Σ(u_f + u_b) and no memory limit: a lower bound on every contiguous plan of any class.
-func relaxedBound(p *pl.Problem, maxS int) float64 {
+// Σ(u_f + u_b) and no memory limit: a lower bound on every contiguous plan of any class. It
+// takes O(maxS²·L²) steps and no table; o's stop or deadline stops it (ErrStopped).
+func relaxedBound(p *pl.Problem, maxS int, o Options) (float64, error) {
 	q := *p
 	q.Memory = instances.MaxBytes
-	t := newTable(&q, relaxedCosts{p}, maxS)
+	d := newSumDurations(p)
+	poll := dp.Poll{Stop: o.Stop, Deadline: o.Deadline}
 	b := math.Inf(1)
 	for S := 1; S <= maxS; S++ {
-		b = min(b, fillDrainBound(&q, t, S))
+		if poll.Stopped() {
+			return 0, ErrStopped
+		}
+		b = min(b, fillDrainBound(&q, d, S))
 	}
-	return b
+	return b, nil
 }
 
-// relaxedCosts are every part's Σ u_f and Σ u_b, fitting always.
-type relaxedCosts struct{ p *pl.Problem }
-
-func (r relaxedCosts) cost(s, e, _ int) (float64, float64, bool) {
-	pc := pl.StoreAllCosts(r.p.Chain, s, e)
-	return pc.F, pc.B, true
+// workBound is m·Σ(u_f + u_b)/maxS: some GPU of a plan on at most maxS GPUs runs at least
+// that (a bound with no table, for a search stopped before its tables were built).
+func workBound(p *pl.Problem, maxS int) float64 {
+	var work float64
+	for l := 1; l <= p.L()+1; l++ {
+		work += p.Chain.Stage(l).UF + p.Chain.Stage(l).UB
+	}
+	return float64(p.MicroBatches) * work / float64(maxS)
 }
-
-func (relaxedCosts) sequence(int, int, int) (schedule.Sequence, error) { return nil, nil }
 
 // FillDrainBound returns the least fill-and-drain bound (fillDrainBound) over 1..min(P, L)
 // GPUs with every part at Σ(u_f + u_b), memory aside: a lower bound on the makespan of every
 // contiguous plan on at most P GPUs under either schedule, whatever each part stores or
-// recomputes (recomputation only adds time, transfers are counted).
-func FillDrainBound(p *pl.Problem) float64 { return relaxedBound(p, min(p.GPUs, p.L())) }
+// recomputes (recomputation only adds time, transfers are counted). It takes
+// O(min(P, L)²·L²) steps: past MaxFillDrainSteps it returns ErrFillDrainTooLong, and o's stop
+// or deadline stops it (ErrStopped).
+func FillDrainBound(p *pl.Problem, o Options) (float64, error) {
+	S := float64(min(p.GPUs, p.L()))
+	if L := float64(p.L()); S*S*L*L/2 > MaxFillDrainSteps {
+		return 0, ErrFillDrainTooLong
+	}
+	return relaxedBound(p, min(p.GPUs, p.L()), o)
+}
+
+// MaxFillDrainSteps caps FillDrainBound's work: about a second (8 GPUs on 5000 stages).
+const MaxFillDrainSteps = 5e8
+
+// ErrFillDrainTooLong says that FillDrainBound would take more than MaxFillDrainSteps.
+var ErrFillDrainTooLong = errors.New("pipeline: the fill-and-drain bound would take more than 5·10⁸ steps on this chain")

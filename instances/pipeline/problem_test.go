@@ -108,3 +108,31 @@ func TestRandomTinyScales(t *testing.T) {
 		assert.Equal(t, p.Transfer(p.Chain.SizeA(1)), q.Transfer(q.Chain.SizeA(1)))
 	}
 }
+
+// TestStoreAllSweep: the incremental sweep equals StoreAllCosts bit for bit on every part of
+// 200 random chains (float times, with ā, overheads and weights), at byte and GiB scale, and
+// stops when asked.
+func TestStoreAllSweep(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for k := range 200 {
+		c := instances.Random(r, instances.RandomParams{Stages: 2 + k%12, MaxSize: 1000, MaxTime: 5,
+			WithABar: true, WithOverheads: true, WithWeights: true})
+		for _, cc := range []*instances.Chain{c, c.Scaled(1 << 30)} {
+			L := cc.Len() - 1
+			for first := 1; first <= L; first++ {
+				next := first
+				StoreAllSweep(cc, first, func(last int, pc PartCosts) bool {
+					require.Equal(t, next, last)
+					require.Equal(t, StoreAllCosts(cc, first, last), pc, "chain %d part [%d, %d]", k, first, last)
+					next++
+					return true
+				})
+				require.Equal(t, L+1, next, "every part from %d", first)
+			}
+		}
+	}
+	c := instances.Random(r, instances.RandomParams{Stages: 10, MaxSize: 1000, MaxTime: 5})
+	calls := 0
+	StoreAllSweep(c, 1, func(int, PartCosts) bool { calls++; return calls < 3 })
+	assert.Equal(t, 3, calls)
+}

@@ -266,6 +266,31 @@ func TestTimeLimitsHold(t *testing.T) {
 		}
 		assert.Positive(t, stopped, "what the limit stopped says so")
 	})
+	t.Run("pipeline", func(t *testing.T) {
+		// On 2001 stages the store-all costs of every part were built one by one (O(L³)), the
+		// baselines ran without the limit and the stopped planner completed its seed without
+		// it: a minute and more past --time-limit 2. Each row now says what stopped it.
+		c2001 := genChain(t, dir, "c2001.json", "random", "--seed", "1", "--stages", "2001")
+		for _, algo := range []string{"exact", "uniform"} {
+			code, out, stderr, wall := timed("pipeline", "--chain", c2001, "--gpus", "8", "--micro-batches", "16", "--mem", "64GiB",
+				"--bandwidth", "12GB/s", "--algo", algo, "--time-limit", "2", "--json")
+			require.Equal(t, 0, code, stderr)
+			withinLimit(t, "pipeline --algo "+algo, 2, wall)
+			var rep PipelineReport
+			require.NoError(t, json.Unmarshal([]byte(out), &rep))
+			require.Len(t, rep.Results, 1)
+			r := rep.Results[0]
+			if algo == "exact" {
+				// Stopped, it answers with its seed (completed when found) and says so.
+				assert.Contains(t, r.Note, "stopped before the recomputation tables were complete")
+			} else {
+				assert.False(t, r.Feasible)
+				assert.Contains(t, r.Reason, "stopped at the time limit")
+			}
+			// The store-all DP gets a tenth of the limit: computed, or not and says so.
+			assert.True(t, rep.StoreAllMinMemory > 0 || strings.Contains(rep.StoreAllNote, "not computed"), rep.StoreAllNote)
+		}
+	})
 	t.Run("remat", func(t *testing.T) {
 		// --time-limit stopped only --algo ilp. C_MP with 2000 slots on 401 stages took tens of
 		// seconds then and takes 1.3 s now (an idle 2-core machine; it passed a 2 s limit once):

@@ -120,6 +120,9 @@ type PipelineReport struct {
 	// StoreAllMinMemory is the least --mem at which some contiguous plan on at most P GPUs
 	// fits with every GPU storing everything (below it only recomputation fits).
 	StoreAllMinMemory int64 `json:"store_all_min_memory"`
+	// StoreAllNote says why StoreAllMinMemory is 0: not computed (its DP stopped at its share
+	// of --time-limit).
+	StoreAllNote string `json:"store_all_note,omitempty"`
 }
 
 func pipelineAlgoHelp() string {
@@ -300,7 +303,19 @@ func pipelineOptions(o *PipelineOptions) (leverpl.Options, []string, error) {
 // scope holds it — a plan below one is a bug, reported as an error.
 func RunPipeline(p *pl.Problem, source string, algos []string, opt leverpl.Options) (*PipelineReport, error) {
 	rep := &PipelineReport{Chain: source, Stages: p.L(), GPUs: p.GPUs, Memory: p.Memory, MicroBatches: p.MicroBatches,
-		Schedule: p.Schedule.String(), Remat: "none", StoreAllMinMemory: dpl.StoreAllMemory(p)}
+		Schedule: p.Schedule.String(), Remat: "none"}
+	// The store-all memory DP is O(P²·L²): a tenth of the time left at most, so that a long
+	// chain leaves the planners their time.
+	so := dpl.Options{Stop: opt.Stop}
+	if !opt.Deadline.IsZero() {
+		so.Deadline = time.Now().Add(time.Until(opt.Deadline) / 10)
+	}
+	start := time.Now()
+	if m, err := dpl.StoreAllMemory(p, so); err == nil {
+		rep.StoreAllMinMemory = m
+	} else {
+		rep.StoreAllNote = fmt.Sprintf("not computed: its DP over allocations stopped after %.1f s, a tenth of --time-limit", time.Since(start).Seconds())
+	}
 	if opt.Remat {
 		rep.Remat = "stage"
 	}
@@ -308,22 +323,27 @@ func RunPipeline(p *pl.Problem, source string, algos []string, opt leverpl.Optio
 		b := p.Bandwidth
 		rep.Bandwidth = &b
 	}
+	// The baselines run first (milliseconds, unless their parts need recomputation tables,
+	// which obey the time limit too: on 2001 stages they took a minute past --time-limit 2
+	// when they ran without it), then the exact search with what is left; rows keep the
+	// order asked for.
 	var exact *leverpl.Outcome
-	var outs []*leverpl.Outcome
-	for _, a := range algos {
-		st, _ := leverpl.Lookup(a)
-		o := opt
-		if a == "uniform" || a == "balanced" || a == "pipedream" {
-			o.Deadline = time.Time{} // the baselines always run
+	outs := make([]*leverpl.Outcome, len(algos))
+	for _, exactPass := range []bool{false, true} {
+		for i, a := range algos {
+			if (a == "exact") != exactPass {
+				continue
+			}
+			st, _ := leverpl.Lookup(a)
+			out, err := st.Run(p, opt)
+			if err != nil {
+				return nil, fmt.Errorf("pipeline: %w", err)
+			}
+			if a == "exact" {
+				exact = out
+			}
+			outs[i] = out
 		}
-		out, err := st.Run(p, o)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
-		if a == "exact" {
-			exact = out
-		}
-		outs = append(outs, out)
 	}
 	bounds := leverpl.Bounds(p, opt, exact)
 	for _, out := range outs {
@@ -477,7 +497,11 @@ func printPipeline(io *IO, rep *PipelineReport) error {
 	fmt.Fprintf(w, "chain\t%s (%d stages + loss)\n", rep.Chain, rep.Stages)
 	fmt.Fprintf(w, "GPUs\t%d × %s, links %s\n", rep.GPUs, instances.FormatSize(rep.Memory), link)
 	fmt.Fprintf(w, "iteration\t%d micro-batches, %s, %s\n", rep.MicroBatches, rep.Schedule, remat)
-	fmt.Fprintf(w, "store-all fits\tfrom %s per GPU (%d B) on the best allocation\n\n", instances.FormatSize(rep.StoreAllMinMemory), rep.StoreAllMinMemory)
+	if rep.StoreAllNote != "" {
+		fmt.Fprintf(w, "store-all fits\t%s\n\n", rep.StoreAllNote)
+	} else {
+		fmt.Fprintf(w, "store-all fits\tfrom %s per GPU (%d B) on the best allocation\n\n", instances.FormatSize(rep.StoreAllMinMemory), rep.StoreAllMinMemory)
+	}
 	fmt.Fprintf(w, "algorithm\tmakespan\tperiod\tratio\tGPUs\tparts\tpeak (max)\tverified\ttime\n")
 	for _, r := range rep.Results {
 		parts := make([]string, len(r.Stages))

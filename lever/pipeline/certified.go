@@ -156,12 +156,13 @@ func runPacking(p *pl.Problem, o Options) (*dpl.Result, error) {
 	return res, nil
 }
 
-// evalCuts completes a contiguous allocation (nil when it does not fit or is nil).
-func evalCuts(p *pl.Problem, cuts []int, remat bool) *dpl.Result {
+// evalCuts completes a contiguous allocation (nil when it does not fit, is nil, or its tables
+// are not built within o's limits: the MILPs' starts and evidence are optional).
+func evalCuts(p *pl.Problem, cuts []int, o Options) *dpl.Result {
 	if cuts == nil {
 		return nil
 	}
-	r, err := dpl.Evaluate(p, cuts, dpl.Options{Remat: remat})
+	r, err := dpl.Evaluate(p, cuts, dpl.Options{Remat: o.Remat, Slots: o.Slots, MaxMemory: o.MaxMemory, Deadline: o.Deadline, Stop: o.Stop})
 	if err != nil || !r.Feasible {
 		return nil
 	}
@@ -255,7 +256,7 @@ func runContiguousMILP(p *pl.Problem, o Options) (*dpl.Result, error) {
 		cands = append(cands, ex.Plan.Cuts())
 	}
 	for _, cuts := range cands {
-		if r := evalCuts(p, cuts, o.Remat); r != nil && r.Makespan < best {
+		if r := evalCuts(p, cuts, o); r != nil && r.Makespan < best {
 			best, start = r.Makespan, cuts
 		}
 	}
@@ -288,7 +289,7 @@ func runAllocationMILP(p *pl.Problem, o Options) (*dpl.Result, error) {
 	defer cancel()
 	var ev []*schedule.Pipeline
 	for _, cuts := range [][]int{hpl.Balanced(p), hpl.Uniform(p)} {
-		if r := evalCuts(p, cuts, o.Remat); r != nil {
+		if r := evalCuts(p, cuts, o); r != nil {
 			ev = append(ev, r.Plan)
 		}
 	}

@@ -5,10 +5,12 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/memsched/memsched/dp"
 	dpl "github.com/memsched/memsched/dp/pipeline"
 	hpl "github.com/memsched/memsched/heuristics/pipeline"
 	pl "github.com/memsched/memsched/instances/pipeline"
@@ -49,7 +51,15 @@ func baseline(cuts func(p *pl.Problem) []int, none string) func(*pl.Problem, Opt
 		if c == nil {
 			return &dpl.Result{Reason: none}, nil
 		}
-		return dpl.Evaluate(p, c, o.dp())
+		r, err := dpl.Evaluate(p, c, o.dp())
+		var tl *dp.TooLargeError
+		switch {
+		case errors.Is(err, dpl.ErrStopped):
+			return &dpl.Result{Reason: "stopped at the time limit before its parts' recomputation tables were complete"}, nil
+		case errors.As(err, &tl):
+			return &dpl.Result{Reason: "not run: its parts' recomputation tables are too large: " + err.Error()}, nil
+		}
+		return r, err
 	}
 }
 
@@ -143,8 +153,12 @@ func Bounds(p *pl.Problem, o Options, exact *Outcome) []Bound {
 	bs := []Bound{
 		{"work/P", m * work / float64(p.GPUs), "relaxation: m·Σ(u_f+u_b) spread evenly, no idle time, no memory limit", any},
 		{"longest stage", m * atom, "relaxation: the GPU running the longest stage (the loss stage with stage L) runs it for every micro-batch", any},
-		{"fill-drain", dpl.FillDrainBound(p), "DP relaxation (exact over allocations): the first micro-batch's forwards, m·(F+B) on one GPU, the last one's backwards; memory ignored",
-			fmt.Sprintf("contiguous allocations on ≤ %d GPUs, either schedule, any recomputation", p.GPUs)},
+	}
+	// The fill-drain DP's tables hold L² part durations: under the memory limit only (they
+	// take about a second at the largest size it allows), never stopped by the deadline.
+	if fd, err := dpl.FillDrainBound(p, dpl.Options{MaxMemory: o.MaxMemory}); err == nil {
+		bs = append(bs, Bound{"fill-drain", fd, "DP relaxation (exact over allocations): the first micro-batch's forwards, m·(F+B) on one GPU, the last one's backwards; memory ignored",
+			fmt.Sprintf("contiguous allocations on ≤ %d GPUs, either schedule, any recomputation", p.GPUs)})
 	}
 	if exact != nil && exact.Result != nil && math.IsInf(exact.Bound, 1) && exact.Complete {
 		class := "each part storing everything"
