@@ -290,6 +290,11 @@ func TestTimeLimitsHold(t *testing.T) {
 			// The store-all DP gets a tenth of the limit: computed, or not and says so.
 			assert.True(t, rep.StoreAllMinMemory > 0 || strings.Contains(rep.StoreAllNote, "not computed"), rep.StoreAllNote)
 		}
+		// Every strategy in one run (the packing DP built its part costs in O(L³) too: 12 s).
+		code, _, stderr, wall := timed("pipeline", "--chain", c2001, "--gpus", "8", "--micro-batches", "16", "--mem", "64GiB",
+			"--bandwidth", "12GB/s", "--algo", "all", "--time-limit", "2", "--json")
+		require.Equal(t, 0, code, stderr)
+		withinLimit(t, "pipeline --algo all", 2, wall)
 	})
 	t.Run("remat", func(t *testing.T) {
 		// --time-limit stopped only --algo ilp. C_MP with 2000 slots on 401 stages took tens of

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memsched/memsched/dp"
 	dpl "github.com/memsched/memsched/dp/pipeline"
 	"github.com/memsched/memsched/dp/pipepack"
 	hpl "github.com/memsched/memsched/heuristics/pipeline"
@@ -123,7 +124,11 @@ func runPacking(p *pl.Problem, o Options) (*dpl.Result, error) {
 		if parts == P {
 			minParts = 1
 		}
-		r, err := pipepack.Pack(p, pipepack.Options{MinParts: minParts, MaxParts: parts, Deadline: stop, Stop: o.Stop, MaxNodes: 1_000_000})
+		r, err := pipepack.Pack(p, pipepack.Options{MinParts: minParts, MaxParts: parts, Deadline: stop, Stop: o.Stop, MaxNodes: 1_000_000, MaxMemory: o.MaxMemory})
+		var tl *dp.TooLargeError
+		if errors.As(err, &tl) {
+			return &dpl.Result{Reason: "not run: " + err.Error()}, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -187,9 +192,13 @@ func milpOutcome(sol *pipemilp.Solution, b Bound) *dpl.Result {
 			res.Reason = "the incumbent's allocation does not fit with m micro-batches in flight: " + sol.Replay.Violation.Error()
 		}
 	}
+	shown := "no plan"
+	if sol.Plan != nil {
+		shown = "the plan shown is the " + orNone(sol.From) + "'s"
+	}
 	var notes []string
-	notes = append(notes, fmt.Sprintf("status %s, the model's value at its incumbent %s, bound %.6g s, gap %.3g, %.2f s; the plan shown is the %s's",
-		sol.Status, fmtSecs(sol.Value), sol.Bound, sol.Gap, sol.Seconds, orNone(sol.From)))
+	notes = append(notes, fmt.Sprintf("status %s, the model's value at its incumbent %s, bound %.6g s, gap %.3g, %.2f s; %s",
+		sol.Status, fmtSecs(sol.Value), sol.Bound, sol.Gap, sol.Seconds, shown))
 	if sol.Note != "" {
 		notes = append(notes, sol.Note)
 	}
