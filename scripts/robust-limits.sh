@@ -32,6 +32,7 @@ trap 'rm -rf "$tmp"' EXIT
 "$bin" gen zoo densenet --depth 121 -o "$tmp/d121.json" 2>/dev/null
 "$bin" gen random --seed 1 --stages 401 -o "$tmp/c401.json" 2>/dev/null
 "$bin" gen random --seed 1 --stages 20001 -o "$tmp/c20001.json" 2>/dev/null
+"$bin" gen random --seed 1 --stages 2001 -o "$tmp/c2001.json" 2>/dev/null
 for n in 300 1000 10000; do
 	"$bin" gen zoo gpt2 --layers "$n" -o "$tmp/g$n.json" 2>/dev/null
 done
@@ -77,6 +78,10 @@ measure "certify (GPT-2 300 blocks, 16 GiB, 12 GB/s)" 5 certify --chain "$tmp/g3
 measure "bound (GPT-2 1000 blocks, 128 GiB, 12 GB/s)" 20 bound --chain "$tmp/g1000.json" --mem 128GiB --bandwidth 12GB/s
 measure "bound --max-memory 32GiB (GPT-2 1000 blocks, 128 GiB, 12 GB/s)" 20 bound --chain "$tmp/g1000.json" --mem 128GiB --bandwidth 12GB/s --max-memory 32GiB
 measure "certify (GPT-2 1000 blocks, 16 GiB, 12 GB/s; default limit)" default certify --chain "$tmp/g1000.json" --mem 16GiB --bandwidth 12GB/s
+measure "remat-offload --algo offload-then-remat (GPT-2 1000 blocks, 16 GiB, 12 GB/s)" 30 remat-offload --chain "$tmp/g1000.json" --mem 16GiB --bandwidth 12GB/s --algo offload-then-remat
+for algo in exact uniform all; do
+	measure "pipeline --algo $algo (random 2001 stages, 8 GPUs, m 16, 64 GiB, 12 GB/s)" 2 pipeline --chain "$tmp/c2001.json" --gpus 8 --micro-batches 16 --mem 64GiB --bandwidth 12GB/s --algo "$algo"
+done
 measure "remat --algo persistent (GPT-2 10 000 blocks, 16 GiB; refused: exit 1)" - remat --chain "$tmp/g10000.json" --mem 16GiB --algo persistent
 measure "remat --algo revolve (GPT-2 10 000 blocks, 16 GiB; refused: exit 1)" - remat --chain "$tmp/g10000.json" --mem 16GiB --algo revolve
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -175,7 +175,12 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 	}
 	// Start from the balanced split of every S (the least-time cut, heuristics' equal-time
 	// split) so that pruning bites from the first node.
+	// Each is O(S·L²) (a second for all S on 2001 stages): past the limit the rest are skipped,
+	// and an S whose fill-drain bound was not computed is bounded by its work per GPU.
 	for S := 1; S <= maxS; S++ {
+		if S > 1 && s.overdue() {
+			break
+		}
 		if cuts := s.balanced(S); cuts != nil {
 			s.leaf(cuts)
 		}
@@ -189,6 +194,10 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 	}
 	var cs []cand
 	for S := 1; S <= maxS; S++ {
+		if s.overdue() {
+			cs = append(cs, cand{S, workBound(p, S)})
+			continue
+		}
 		cs = append(cs, cand{S, fillDrainBound(p, s.lo, S)})
 	}
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].lb < cs[j].lb })
@@ -264,6 +273,21 @@ type search struct {
 }
 
 func (s *search) stopped() bool { return s.poll.Stopped() }
+
+// overdue reads the stop now (stopped reads it every 64th call): for the few long steps
+// before the search.
+func (s *search) overdue() bool {
+	if s.poll.Halted() {
+		return true
+	}
+	select {
+	case <-s.o.Stop:
+		s.poll.Halt()
+		return true
+	default:
+	}
+	return false
+}
 
 // balanced returns the cuts of S parts with the least max_k (F_k + B_k) (store-all times at
 // the upper costs' in-flight counts, fitting), nil when none fits: a chains-on-chains DP.
