@@ -43,9 +43,12 @@ func newTable(p *pl.Problem, pc partCosts, maxS int, o Options) (*table, error) 
 	if err := tableFits(fmt.Sprintf("pipeline part durations on %d stages", L), L, int64(8*(1+len(t.ns))), o); err != nil {
 		return nil, err
 	}
+	poll := dp.Poll{Stop: o.Stop, Deadline: o.Deadline}
+	if poll.Stopped() {
+		return nil, ErrStopped // before allocating
+	}
 	t.f = make([]float64, L*L)
 	t.b = make([]float64, L*L*len(t.ns))
-	poll := dp.Poll{Stop: o.Stop, Deadline: o.Deadline}
 	for s := 1; s <= L; s++ {
 		if poll.Stopped() {
 			return nil, ErrStopped

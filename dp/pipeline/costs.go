@@ -44,8 +44,11 @@ func newStoreAll(p *pl.Problem, o Options) (*storeAll, error) {
 	if err := tableFits(fmt.Sprintf("pipeline store-all costs on %d stages", L), L, storeAllEntryBytes, o); err != nil {
 		return nil, err
 	}
-	t := &storeAll{p: p, L: L, pcs: make([]pl.PartCosts, L*L)}
 	poll := dp.Poll{Stop: o.Stop, Deadline: o.Deadline}
+	if poll.Stopped() {
+		return nil, ErrStopped // before allocating (160 MB on 2001 stages)
+	}
+	t := &storeAll{p: p, L: L, pcs: make([]pl.PartCosts, L*L)}
 	for s := 1; s <= L; s++ {
 		if poll.Stopped() {
 			return nil, ErrStopped
