@@ -28,6 +28,15 @@ func (p *Poll) Stopped() bool {
 	return p.halted
 }
 
+// StoppedNow is Stopped reading Stop and the clock at this call, whatever Every says: for the
+// few long steps around a search, where waiting for the Every-th call would overrun.
+func (p *Poll) StoppedNow() bool {
+	if !p.halted {
+		p.halted = stopped(p.Stop) || passed(p.Deadline)
+	}
+	return p.halted
+}
+
 // Halt stops the search for another reason (a node cap): Stopped says so from now on.
 func (p *Poll) Halt() { p.halted = true }
 

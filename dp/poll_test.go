@@ -25,6 +25,13 @@ func TestPoll(t *testing.T) {
 	assert.True(t, p.Stopped())
 	d := Poll{Deadline: time.Now().Add(-time.Second)}
 	assert.True(t, d.Stopped(), "Every 0 polls every call")
+	ch2 := make(chan struct{})
+	n := Poll{Stop: ch2, Every: 256}
+	assert.False(t, n.StoppedNow())
+	close(ch2)
+	assert.True(t, n.StoppedNow(), "StoppedNow reads the channel whatever Every says")
+	assert.True(t, n.Stopped())
+	assert.True(t, (&Poll{Deadline: time.Now().Add(-time.Second), Every: 256}).StoppedNow())
 	h := Poll{Every: 256}
 	h.Halt()
 	assert.True(t, h.Stopped())

@@ -178,7 +178,7 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 	// Each is O(S·L²) (a second for all S on 2001 stages): past the limit the rest are skipped,
 	// and an S whose fill-drain bound was not computed is bounded by its work per GPU.
 	for S := 1; S <= maxS; S++ {
-		if S > 1 && s.overdue() {
+		if S > 1 && s.poll.StoppedNow() {
 			break
 		}
 		if cuts := s.balanced(S); cuts != nil {
@@ -194,7 +194,7 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 	}
 	var cs []cand
 	for S := 1; S <= maxS; S++ {
-		if s.overdue() {
+		if s.poll.StoppedNow() {
 			cs = append(cs, cand{S, workBound(p, S)})
 			continue
 		}
@@ -273,21 +273,6 @@ type search struct {
 }
 
 func (s *search) stopped() bool { return s.poll.Stopped() }
-
-// overdue reads the stop now (stopped reads it every 64th call): for the few long steps
-// before the search.
-func (s *search) overdue() bool {
-	if s.poll.Halted() {
-		return true
-	}
-	select {
-	case <-s.o.Stop:
-		s.poll.Halt()
-		return true
-	default:
-	}
-	return false
-}
 
 // balanced returns the cuts of S parts with the least max_k (F_k + B_k) (store-all times at
 // the upper costs' in-flight counts, fitting), nil when none fits: a chains-on-chains DP.
