@@ -51,6 +51,22 @@ func (e *TooLargeError) Error() string {
 // fmtBytes writes a size for messages (sizes past int64 saturate).
 func fmtBytes(b int64) string { return instances.FormatSize(b) }
 
+// CheckTable refuses a table of entries entries of entryBytes bytes each above limit (0:
+// DefaultMaxMemory) with a *TooLargeError naming it (table) and what to do instead (hint);
+// nil when it fits. For the tables sized by a count of entries (the pipeline planners' L²
+// parts).
+func CheckTable(table string, entries, entryBytes, limit int64, hint string) error {
+	limit = memoryLimit(limit)
+	b, ok := instances.MulBytes(entries, entryBytes)
+	if !ok {
+		b = instances.MaxBytes
+	}
+	if !ok || b > limit {
+		return &TooLargeError{Table: table, Bytes: b, Limit: limit, Hint: hint}
+	}
+	return nil
+}
+
 // memoryLimit returns the limit a table works under: limit, or DefaultMaxMemory when 0.
 func memoryLimit(limit int64) int64 {
 	if limit <= 0 {

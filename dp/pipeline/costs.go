@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/memsched/memsched/dp"
-	"github.com/memsched/memsched/instances"
 
 	pl "github.com/memsched/memsched/instances/pipeline"
 	"github.com/memsched/memsched/schedule"
@@ -68,19 +67,8 @@ func storeAllParts(p *pl.Problem) *storeAll { return &storeAll{p: p, L: p.L()} }
 // tableFits refuses a table of L² entries of entry bytes each past o.MaxMemory (0: dp's
 // default), naming it.
 func tableFits(name string, L int, entry int64, o Options) error {
-	limit := o.MaxMemory
-	if limit <= 0 {
-		limit = dp.DefaultMaxMemory
-	}
-	b, ok := instances.MulBytes(int64(L)*int64(L), entry)
-	if !ok || b > limit {
-		if !ok {
-			b = instances.MaxBytes
-		}
-		return &dp.TooLargeError{Table: name, Bytes: b, Limit: limit,
-			Hint: "the planner reads every part [s, e] of the chain: merge stages (fewer, coarser layers) or raise --max-memory"}
-	}
-	return nil
+	return dp.CheckTable(name, int64(L)*int64(L), entry, o.MaxMemory,
+		"the planner reads every part [s, e] of the chain: merge stages (fewer, coarser layers) or raise --max-memory")
 }
 
 func (t *storeAll) costs(s, e int) pl.PartCosts {

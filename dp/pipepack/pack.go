@@ -125,16 +125,9 @@ func Pack(p *pl.Problem, o Options) (*Result, error) {
 	if k.o.MinParts > k.o.MaxParts {
 		return nil, fmt.Errorf("pipepack: at least %d parts, at most %d (L = %d)", k.o.MinParts, k.o.MaxParts, L)
 	}
-	limit := o.MaxMemory
-	if limit <= 0 {
-		limit = dp.DefaultMaxMemory
-	}
-	if b, ok := instances.MulBytes(int64(L)*int64(L), int64(unsafe.Sizeof(partCost{}))); !ok || b > limit {
-		if !ok {
-			b = instances.MaxBytes
-		}
-		return nil, &dp.TooLargeError{Table: fmt.Sprintf("packing costs of every part on %d stages", L), Bytes: b, Limit: limit,
-			Hint: "merge stages (fewer, coarser layers) or raise --max-memory"}
+	if err := dp.CheckTable(fmt.Sprintf("packing costs of every part on %d stages", L), int64(L)*int64(L), int64(unsafe.Sizeof(partCost{})),
+		o.MaxMemory, "merge stages (fewer, coarser layers) or raise --max-memory"); err != nil {
+		return nil, err
 	}
 	k.costs = make([]partCost, L*L)
 	var totalW, worst int64
