@@ -158,6 +158,7 @@ func (st *stream) build(budget int64, pol Policy, forced map[int]bool) (*schedul
 	}
 	// Phase 1: compute operations with the offloads; prefetches not placed yet (an offloaded
 	// tensor counts as back from its deadline on).
+	var cand []int // the queued offloads that can free memory at an operation that waits
 	for i := 0; i < n; i++ {
 		t := 0.0
 		if i > 0 {
@@ -189,7 +190,7 @@ func (st *stream) build(budget int64, pol Policy, forced map[int]bool) (*schedul
 			// budget. Offloads end in order (FIFO), so that memory never grows with k and the
 			// first is found by bisection (a linear scan was quadratic in the offloads: 2.7 s
 			// of a 1000-block GPT-2's 4 s re-timing with 950 of them).
-			var cand []int
+			cand = cand[:0]
 			for k := 0; k < scheduled; k++ {
 				if m := st.moves[k]; m.reader < i && i < m.deadline {
 					cand = append(cand, k)
