@@ -76,7 +76,8 @@ func PipelineSweep(p *pl.Problem, source string, o leverpl.Options) (*PipelineSw
 			}
 			pt.Rows = append(pt.Rows, row)
 		}
-		for _, b := range leverpl.Bounds(&q, o, exact) {
+		bounds, _ := leverpl.Bounds(&q, o, exact) // the point keeps its best bound only
+		for _, b := range bounds {
 			if b.Value > pt.Bound && !math.IsInf(b.Value, 1) {
 				pt.Bound, pt.BoundName, pt.CertifiedBy = b.Value, b.Name, b.CertifiedBy
 			}

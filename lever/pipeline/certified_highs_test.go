@@ -37,7 +37,8 @@ func TestStrategiesWithMILPs(t *testing.T) {
 			outs[st.Name] = out
 			bounds = append(bounds, StrategyBounds(out)...)
 		}
-		bounds = append(bounds, Bounds(p, o, outs["exact"])...)
+		more, _ := Bounds(p, o, outs["exact"])
+		bounds = append(bounds, more...)
 		ex, mc := outs["exact"], outs["milp"]
 		require.True(t, ex.Complete)
 		if !o.Remat {

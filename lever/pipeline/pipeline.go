@@ -45,9 +45,15 @@ type Strategy struct {
 
 // baseline turns an allocation heuristic into a strategy: its cuts completed by
 // dp/pipeline.Evaluate.
-func baseline(cuts func(p *pl.Problem) []int, none string) func(*pl.Problem, Options) (*dpl.Result, error) {
+func baseline(cuts func(p *pl.Problem, poll *dp.Poll) ([]int, error), none string) func(*pl.Problem, Options) (*dpl.Result, error) {
 	return func(p *pl.Problem, o Options) (*dpl.Result, error) {
-		c := cuts(p)
+		c, err := cuts(p, &dp.Poll{Stop: o.Stop, Deadline: o.Deadline})
+		if errors.Is(err, hpl.ErrStopped) {
+			return &dpl.Result{Reason: "stopped at the time limit before its planner's table was complete"}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 		if c == nil {
 			return &dpl.Result{Reason: none}, nil
 		}
@@ -63,14 +69,30 @@ func baseline(cuts func(p *pl.Problem) []int, none string) func(*pl.Problem, Opt
 	}
 }
 
+// instant wraps a split that takes O(L) steps: nothing to stop.
+func instant(cuts func(p *pl.Problem) []int) func(*pl.Problem, *dp.Poll) ([]int, error) {
+	return func(p *pl.Problem, _ *dp.Poll) ([]int, error) { return cuts(p), nil }
+}
+
+// exact is the branch and bound. Its tables are refused past --max-memory before they are
+// allocated (20 001 stages: 14.9 GiB): that is a row saying so, as for the baselines, so that
+// the other strategies' rows and the bounds are still reported.
+func exact(p *pl.Problem, o Options) (*dpl.Result, error) {
+	r, err := dpl.Plan(p, o.dp())
+	var tl *dp.TooLargeError
+	if errors.As(err, &tl) {
+		return &dpl.Result{Reason: "not run: " + err.Error()}, nil
+	}
+	return r, err
+}
+
 // Strategies are the lever's strategies, in report order.
 var Strategies = []Strategy{
-	{"exact", "branch and bound over every contiguous allocation on ≤ P GPUs, each part storing everything or its fastest persistent sequence that fits (optimal when it finishes)",
-		func(p *pl.Problem, o Options) (*dpl.Result, error) { return dpl.Plan(p, o.dp()) }},
-	{"uniform", "equal layer counts on min(P, L) GPUs (PyTorch's and Megatron's default split)", baseline(hpl.Uniform, "")},
-	{"balanced", "equal time: the split of Σ(u_f+u_b) with the least largest part on min(P, L) GPUs, memory aside", baseline(hpl.Balanced, "")},
+	{"exact", "branch and bound over every contiguous allocation on ≤ P GPUs, each part storing everything or its fastest persistent sequence that fits (optimal when it finishes)", exact},
+	{"uniform", "equal layer counts on min(P, L) GPUs (PyTorch's and Megatron's default split)", baseline(instant(hpl.Uniform), "")},
+	{"balanced", "equal time: the split of Σ(u_f+u_b) with the least largest part on min(P, L) GPUs, memory aside", baseline(instant(hpl.Balanced), "")},
 	{"pipedream", "PipeDream's planner (straight pipeline): least largest stage time, its own memory check (N−1−s copies of activations and weights)",
-		baseline(hpl.PipeDream, "PipeDream's memory check rejects every allocation")},
+		baseline(hpl.PipeDreamUntil, "PipeDream's memory check rejects every allocation")},
 }
 
 // Names returns the strategies' names in report order.
@@ -135,8 +157,9 @@ type Bound struct {
 
 // Bounds returns the lever's lower bounds on p: the work per GPU, the longest stage, the
 // fill-and-drain DP without memory, and — given the exact strategy's outcome — its branch and
-// bound's. exact may be nil.
-func Bounds(p *pl.Problem, o Options, exact *Outcome) []Bound {
+// bound's. exact may be nil. notes says which of them were not computed and why (nothing is
+// left out silently).
+func Bounds(p *pl.Problem, o Options, exact *Outcome) (bs []Bound, notes []string) {
 	m := float64(p.MicroBatches)
 	L := p.L()
 	var work, atom float64
@@ -150,7 +173,7 @@ func Bounds(p *pl.Problem, o Options, exact *Outcome) []Bound {
 	last := p.Chain.Stage(L).UF + p.Chain.Stage(L).UB + p.Chain.Stage(L+1).UF + p.Chain.Stage(L+1).UB
 	atom = max(atom, last)
 	any := fmt.Sprintf("every allocation on %d GPUs, contiguous or not, any order, any recomputation", p.GPUs)
-	bs := []Bound{
+	bs = []Bound{
 		{"work/P", m * work / float64(p.GPUs), "relaxation: m·Σ(u_f+u_b) spread evenly, no idle time, no memory limit", any},
 		{"longest stage", m * atom, "relaxation: the GPU running the longest stage (the loss stage with stage L) runs it for every micro-batch", any},
 	}
@@ -159,6 +182,8 @@ func Bounds(p *pl.Problem, o Options, exact *Outcome) []Bound {
 	if fd, err := dpl.FillDrainBound(p, dpl.Options{MaxMemory: o.MaxMemory}); err == nil {
 		bs = append(bs, Bound{"fill-drain", fd, "DP relaxation (exact over allocations): the first micro-batch's forwards, m·(F+B) on one GPU, the last one's backwards; memory ignored",
 			fmt.Sprintf("contiguous allocations on ≤ %d GPUs, either schedule, any recomputation", p.GPUs)})
+	} else {
+		notes = append(notes, "fill-drain: not computed: "+err.Error())
 	}
 	if exact != nil && exact.Result != nil && math.IsInf(exact.Bound, 1) && exact.Complete {
 		class := "each part storing everything"
@@ -187,5 +212,5 @@ func Bounds(p *pl.Problem, o Options, exact *Outcome) []Bound {
 		bs = append(bs, Bound{"branch and bound", exact.Bound, how,
 			fmt.Sprintf("contiguous allocations on ≤ %d GPUs, %s, %s", p.GPUs, p.Schedule, class)})
 	}
-	return bs
+	return bs, notes
 }

@@ -25,7 +25,7 @@ func TestBoundsBelowEveryPlan(t *testing.T) {
 		}
 		exact := outs[0]
 		require.True(t, exact.Complete)
-		bounds := Bounds(p, o, exact)
+		bounds, _ := Bounds(p, o, exact)
 		for _, out := range outs {
 			bounds = append(bounds, StrategyBounds(out)...)
 		}
