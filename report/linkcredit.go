@@ -17,16 +17,18 @@ import (
 // verified makespan is at hand (the remat lever's sequence replayed in this model) and read
 // after the strategies (wait); the two share the lever's memory limit, half each.
 type creditRun struct {
-	done  chan struct{}
-	bound Bound
-	ok    bool
-	notes []string
+	done   chan struct{}
+	cancel context.CancelFunc
+	bound  Bound
+	ok     bool
+	notes  []string
 }
 
 // startLinkCredit starts the link credit below upper (a verified makespan of this model at
 // budget) within ctx, its tables capped at maxMemory.
 func startLinkCredit(ctx context.Context, in Input, budget int64, upper float64, maxMemory int64) *creditRun {
-	r := &creditRun{done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &creditRun{done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(r.done)
 		r.bound, r.ok, r.notes = linkCredit(ctx, in, budget, upper, maxMemory)
@@ -34,9 +36,17 @@ func startLinkCredit(ctx context.Context, in Input, budget int64, upper float64,
 	return r
 }
 
+// abandon stops the computation and waits for it to end (the lever failed: its tables must
+// not outlive it, holding half the memory limit until the share's deadline).
+func (r *creditRun) abandon() {
+	r.cancel()
+	<-r.done
+}
+
 // wait adds the bound to lr once it is computed (or its notes: stopped, out of reach).
 func (r *creditRun) wait(lr *LeverReport) {
 	<-r.done
+	r.cancel()
 	lr.Notes = append(lr.Notes, r.notes...)
 	if r.ok {
 		addBound(lr, r.bound, "link credit")

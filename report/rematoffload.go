@@ -132,6 +132,9 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 		for _, st := range leverro.Strategies {
 			if quick(st) == pass {
 				if err := cs.run(ctx, st, &lr); err != nil {
+					if credit != nil {
+						credit.abandon()
+					}
 					return lr, err
 				}
 			}
