@@ -39,12 +39,20 @@ type PipelineSweepResult struct {
 	Points       []PipelinePoint `json:"points"`
 }
 
-// PipelineSweep runs every pipeline strategy on p with P' = 1..p.GPUs GPUs. The exact search
-// of each point gets an equal share of the time left to o.Deadline (none: no limit); the
-// baselines always run. Each point's bound is the largest certified lower bound there (every
-// bound of leverpl.Bounds holds the plans of the point's strategies).
+// PipelineSweep runs every pipeline strategy on p with P' = 1..p.GPUs GPUs. Each point gets an
+// equal share of the time left to o.Deadline (none: no limit), spent as leverpl.RunAll spends
+// it (on a 2001-stage chain with recomputation the baselines' part tables took a minute each
+// when they ran without the limit, and a sweep asked for 2 s ran for more than ten minutes).
+// Each point's bound is the largest certified lower bound there (every bound of
+// leverpl.Bounds holds the plans of the point's strategies).
 func PipelineSweep(p *pl.Problem, source string, o leverpl.Options) (*PipelineSweepResult, error) {
 	res := &PipelineSweepResult{Chain: source, MicroBatches: p.MicroBatches, Memory: p.Memory, Schedule: p.Schedule.String()}
+	var names []string
+	for _, st := range leverpl.Strategies {
+		if !st.IsMILP() { // the sweep plots the planners; the MILPs certify in `memsched pipeline`
+			names = append(names, st.Name)
+		}
+	}
 	for P := 1; P <= p.GPUs; P++ {
 		q := *p
 		q.GPUs = P
@@ -53,24 +61,17 @@ func PipelineSweep(p *pl.Problem, source string, o leverpl.Options) (*PipelineSw
 			left := time.Until(o.Deadline)
 			oo.Deadline = time.Now().Add(left / time.Duration(p.GPUs-P+1))
 		}
+		outs, err := leverpl.RunAll(&q, names, oo)
+		if err != nil {
+			return nil, fmt.Errorf("report: pipeline sweep, %d GPUs: %w", P, err)
+		}
 		pt := PipelinePoint{GPUs: P}
 		var exact *leverpl.Outcome
-		for _, st := range leverpl.Strategies {
-			if st.IsMILP() {
-				continue // the sweep plots the planners; the MILPs certify in `memsched pipeline`
-			}
-			so := oo
-			if st.Name != "exact" {
-				so.Deadline = time.Time{}
-			}
-			out, err := st.Run(&q, so)
-			if err != nil {
-				return nil, fmt.Errorf("report: pipeline sweep, %d GPUs: %w", P, err)
-			}
-			if st.Name == "exact" {
+		for _, out := range outs {
+			if out.Name == "exact" {
 				exact = out
 			}
-			row := PipelineRow{Algo: st.Name, Feasible: out.Feasible, Optimal: out.Optimal, Seconds: out.Elapsed.Seconds(), Reason: out.Reason}
+			row := PipelineRow{Algo: out.Name, Feasible: out.Feasible, Optimal: out.Optimal, Seconds: out.Elapsed.Seconds(), Reason: out.Why()}
 			if out.Feasible {
 				row.Makespan, row.Parts = out.Makespan, len(out.Plan.Parts)
 			}

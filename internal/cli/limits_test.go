@@ -296,6 +296,13 @@ func TestTimeLimitsHold(t *testing.T) {
 			"--bandwidth", "12GB/s", "--algo", "all", "--time-limit", "2", "--json")
 		require.Equal(t, 0, code, stderr)
 		withinLimit(t, "pipeline --algo all", 2, wall)
+		// The sweep gave its baselines no limit (more than ten minutes for --time-limit 2), and
+		// `--algo all` gave each strategy the whole limit, so that the uniform split's part
+		// tables took all of it and the exact search found nothing even with 20 s.
+		code, _, stderr, wall = timed("pipeline", "--chain", c2001, "--gpus", "8", "--micro-batches", "16", "--mem", "64GiB",
+			"--bandwidth", "12GB/s", "--time-limit", "2", "--sweep", filepath.Join(dir, "sweep2001"))
+		require.Equal(t, 0, code, stderr)
+		withinLimit(t, "pipeline --sweep", 2, wall)
 		// 20 001 stages: the exact planner's L² tables (14.9 GiB) were refused with exit 1
 		// after PipeDream's O(P·L²) planner and the equal-time split's O(P·L²) scan had run
 		// 14 s past the limit. The refusal is a row now, PipeDream's planner obeys the limit,

@@ -325,26 +325,16 @@ func RunPipeline(p *pl.Problem, source string, algos []string, opt leverpl.Optio
 		b := p.Bandwidth
 		rep.Bandwidth = &b
 	}
-	// The baselines run first (milliseconds, unless their parts need recomputation tables,
-	// which obey the time limit too: on 2001 stages they took a minute past --time-limit 2
-	// when they ran without it), then the exact search with what is left; rows keep the
-	// order asked for.
+	// The baselines first, each under a share of half the limit, then the exact search with
+	// what is left (leverpl.RunAll); rows keep the order asked for.
+	outs, err := leverpl.RunAll(p, algos, opt)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
 	var exact *leverpl.Outcome
-	outs := make([]*leverpl.Outcome, len(algos))
-	for _, exactPass := range []bool{false, true} {
-		for i, a := range algos {
-			if (a == "exact") != exactPass {
-				continue
-			}
-			st, _ := leverpl.Lookup(a)
-			out, err := st.Run(p, opt)
-			if err != nil {
-				return nil, fmt.Errorf("pipeline: %w", err)
-			}
-			if a == "exact" {
-				exact = out
-			}
-			outs[i] = out
+	for _, out := range outs {
+		if out.Name == "exact" {
+			exact = out
 		}
 	}
 	bounds, notes := leverpl.Bounds(p, opt, exact)
@@ -408,13 +398,7 @@ func pipelineResult(p *pl.Problem, out *leverpl.Outcome) PipelineResult {
 	if out.Name == "exact" {
 		opt, comp, ex := out.Optimal, out.Complete, out.Exact
 		r.Optimal, r.Complete, r.Exact, r.Nodes, r.SlotSize = &opt, &comp, &ex, out.Nodes, out.SlotSize
-		if !out.Feasible && r.Reason == "" {
-			if out.Complete {
-				r.Reason = "no contiguous allocation on ≤ P GPUs fits, whatever each part stores or recomputes in its class"
-			} else {
-				r.Reason = "no plan found before the time limit"
-			}
-		}
+		r.Reason = out.Why()
 	}
 	if out.Plan == nil || out.Replay == nil {
 		return r
@@ -643,6 +627,30 @@ func runPipelineSweep(io *IO, p *pl.Problem, source string, opt leverpl.Options,
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", pt.GPUs, best, msText, instances.FormatDuration(pt.Bound), pt.BoundName)
 	}
 	w.Flush()
+	// A GPU count without a plan says why (pipeline-sweep.json has every row's reason).
+	for _, pt := range res.Points {
+		algos := map[string][]string{} // reason → the rows giving it
+		var reasons []string
+		for _, r := range pt.Rows {
+			if r.Feasible {
+				reasons = nil
+				break
+			}
+			if r.Reason == "" {
+				continue
+			}
+			if algos[r.Reason] == nil {
+				reasons = append(reasons, r.Reason)
+			}
+			algos[r.Reason] = append(algos[r.Reason], r.Algo)
+		}
+		for i, why := range reasons {
+			reasons[i] = strings.Join(algos[why], ", ") + ": " + why
+		}
+		if len(reasons) > 0 {
+			fmt.Fprintf(io.Out, "%d GPUs, no plan: %s\n", pt.GPUs, strings.Join(reasons, "; "))
+		}
+	}
 	fmt.Fprintf(io.Out, "wrote %s\n", strings.Join(files, ", "))
 	return nil
 }

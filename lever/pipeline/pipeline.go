@@ -122,6 +122,21 @@ type Outcome struct {
 	Elapsed time.Duration
 }
 
+// Why returns why the outcome has no feasible plan: its own reason, or for the exact search
+// that it finished without one (nothing of its class fits) or was stopped first ("" when it
+// has a feasible plan).
+func (o *Outcome) Why() string {
+	switch {
+	case o.Feasible:
+		return ""
+	case o.Reason != "" || o.Name != "exact":
+		return o.Reason
+	case o.Complete:
+		return "no contiguous allocation on ≤ P GPUs fits, whatever each part stores or recomputes in its class"
+	}
+	return "no plan found before the time limit"
+}
+
 // Run runs the strategy on p and replays its plan again with verify/pipeline, independently
 // of the strategy's own check: a feasible plan that does not replay within the budget to the
 // same makespan is an error (a bug), as is bad input; not fitting is an outcome.

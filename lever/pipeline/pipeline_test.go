@@ -45,3 +45,32 @@ func TestBoundsBelowEveryPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestRunAll: the outcomes come in the order asked for, each the strategy's own (the same plan
+// and makespan as run alone: without a deadline nothing is stopped), and an unknown name is an
+// error before anything runs.
+func TestRunAll(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 4))
+	names := []string{"pipedream", "exact", "uniform", "balanced"}
+	for k := range 40 {
+		p := pl.RandomTiny(r, k)
+		o := Options{Remat: k%2 == 0}
+		outs, err := RunAll(p, names, o)
+		require.NoError(t, err)
+		require.Len(t, outs, len(names))
+		for i, n := range names {
+			require.Equal(t, n, outs[i].Name)
+			st, _ := Lookup(n)
+			alone, err := st.Run(p, o)
+			require.NoError(t, err)
+			require.Equal(t, alone.Feasible, outs[i].Feasible, "%d %s", k, n)
+			if alone.Feasible {
+				require.Equal(t, alone.Makespan, outs[i].Makespan, "%d %s", k, n)
+				require.Equal(t, alone.Plan.Cuts(), outs[i].Plan.Cuts(), "%d %s", k, n)
+			}
+			require.Equal(t, alone.Why(), outs[i].Why(), "%d %s", k, n)
+		}
+	}
+	_, err := RunAll(pl.RandomTiny(r, 0), []string{"uniform", "nope"}, Options{})
+	require.ErrorContains(t, err, `unknown strategy "nope"`)
+}
