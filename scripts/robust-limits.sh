@@ -15,6 +15,8 @@
 #   - offload-act --algo all on the 20 001-stage chain (its limit bounded only the MILP);
 #   - remat on the 401-stage chain with 2000 slots (its limit bounded only --algo ilp; it
 #     stops, exit 1);
+#   - pipeline on a random 2001-stage chain (exact, uniform, all, --sweep) and all on the
+#     20 001-stage one (issue 31's stops: minutes, a sweep > 10 min, exit 1 after 14 s);
 #   - issue 18: GPT-2 with 300 blocks (bound and certify, --time-limit 5), with 1000 blocks
 #     (bound, --time-limit 20; certify with the defaults, 60 s), with 10 000 blocks (remat
 #     --algo persistent|revolve: a clear refusal in a second, no --time-limit needed).
@@ -82,6 +84,8 @@ measure "remat-offload --algo offload-then-remat (GPT-2 1000 blocks, 16 GiB, 12 
 for algo in exact uniform all; do
 	measure "pipeline --algo $algo (random 2001 stages, 8 GPUs, m 16, 64 GiB, 12 GB/s)" 2 pipeline --chain "$tmp/c2001.json" --gpus 8 --micro-batches 16 --mem 64GiB --bandwidth 12GB/s --algo "$algo"
 done
+measure "pipeline --sweep (random 2001 stages, 8 GPUs, m 16, 64 GiB, 12 GB/s)" 2 pipeline --chain "$tmp/c2001.json" --gpus 8 --micro-batches 16 --mem 64GiB --bandwidth 12GB/s --sweep "$tmp/sweep"
+measure "pipeline --algo all (random 20 001 stages, 8 GPUs, m 16, 64 GiB)" 2 pipeline --chain "$tmp/c20001.json" --gpus 8 --micro-batches 16 --mem 64GiB --bandwidth 12GB/s --algo all
 measure "remat --algo persistent (GPT-2 10 000 blocks, 16 GiB; refused: exit 1)" - remat --chain "$tmp/g10000.json" --mem 16GiB --algo persistent
 measure "remat --algo revolve (GPT-2 10 000 blocks, 16 GiB; refused: exit 1)" - remat --chain "$tmp/g10000.json" --mem 16GiB --algo revolve
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
