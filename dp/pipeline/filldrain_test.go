@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/instances"
 	pl "github.com/memsched/memsched/instances/pipeline"
 	vpl "github.com/memsched/memsched/verify/pipeline"
@@ -57,6 +58,27 @@ func TestSumDurations(t *testing.T) {
 				require.InDelta(t, pc.F, f, 1e-12*math.Max(1, pc.F), "%d [%d, %d]", k, s, e)
 				require.InDelta(t, pc.B, b, 1e-12*math.Max(1, pc.B), "%d [%d, %d]", k, s, e)
 			}
+		}
+	}
+}
+
+// TestFillDrainBoundsOnePass: the one-pass layers give, for every GPU count S, the value of
+// fillDrainBound's own S-layer DP bit for bit (their durations do not depend on the in-flight
+// count), on 200 random chains of up to 40 stages with float times and transfers.
+func TestFillDrainBoundsOnePass(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 9))
+	for k := range 200 {
+		c := instances.Random(r, instances.RandomParams{Stages: 2 + k%40, MaxSize: 1 << 20, MaxTime: 3})
+		p := &pl.Problem{Chain: c, GPUs: 1 + k%9, MicroBatches: 1 + k%7, Memory: instances.MaxBytes, Bandwidth: 1e6 * float64(1+k%5)}
+		if k%4 == 0 {
+			p.Bandwidth = math.Inf(1)
+		}
+		maxS := min(p.GPUs, p.L())
+		d := newSumDurations(p)
+		got, err := fillDrainBounds(p, d, maxS, &dp.Poll{})
+		require.NoError(t, err)
+		for S := 1; S <= maxS; S++ {
+			require.Equal(t, fillDrainBound(p, d, S), got[S], "%d: S = %d", k, S)
 		}
 	}
 }
