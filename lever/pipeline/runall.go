@@ -9,8 +9,8 @@ import (
 
 // RunAll runs the named strategies on p and returns their outcomes in the order of names.
 // Under a deadline the others run first, each with an equal share of half the time left then
-// (a share it does not use passes to the next), and the exact search last with everything
-// left: on a random 2001-stage chain with recomputation the uniform split's part tables alone
+// (of all of it when the exact search is not asked for; a share it does not use passes to the
+// next), and the exact search last with everything left: on a random 2001-stage chain with recomputation the uniform split's part tables alone
 // take 76 s, and when each strategy had the whole limit, `--algo all` with 2 s or 20 s had no
 // plan at all while `--algo exact` alone answered with its seed (62.874 s) in 2 s. The exact
 // search is last because its seed, completed when found, is the plan a stopped run still has.
@@ -29,9 +29,13 @@ func RunAll(p *pl.Problem, names []string, o Options) ([]*Outcome, error) {
 			others = append(others, i)
 		}
 	}
-	var half time.Time
-	if !o.Deadline.IsZero() {
+	var half time.Time // the others' end: half the time left, or all of it without the exact search
+	switch {
+	case o.Deadline.IsZero():
+	case exact >= 0:
 		half = time.Now().Add(time.Until(o.Deadline) / 2)
+	default:
+		half = o.Deadline
 	}
 	for k, i := range others {
 		so := o
