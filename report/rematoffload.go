@@ -145,7 +145,7 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 		lr.Rows = append(lr.Rows, row)
 	}
 	if credit != nil {
-		credit.wait(&lr)
+		credit.wait(ctx, in, &lr, budget)
 	} else {
 		linkCreditBound(ctx, in, &lr, budget)
 	}

@@ -161,3 +161,38 @@ func TestCertifyRematOffloadNeverSlowerThanRemat(t *testing.T) {
 		check(c, budget, float64(1+r.IntN(16)), fmt.Sprintf("draw %d: M = %d", k, budget))
 	}
 }
+
+// TestLinkCreditRetriedWithWholeMemory: a link credit out of reach of its half of the memory
+// limit beside the strategies is built again after them with all of it (DenseNet-201 at 10 %,
+// 12 GB/s fell to Σu in the 60 s zoo table without this), and gives the bound the lever gets
+// when the first run reaches it; with no time left it is not retried and the note stands.
+func TestLinkCreditRetriedWithWholeMemory(t *testing.T) {
+	in := Input{Chain: instances.Toy(), Budget: 80 << 20, Bandwidth: 1e9}
+	rep, err := Certify(context.Background(), in, map[string]Lever{"remat-offload": RematOffload{}})
+	require.NoError(t, err)
+	want := rep.Levers["remat-offload"]
+	require.Equal(t, "link credit", want.BestBoundBy)
+	upper := want.BestAt
+
+	// One byte of memory: the table is refused at once.
+	r := startLinkCredit(context.Background(), in, in.Budget, upper, 1)
+	lr := LeverReport{Rows: []Row{{Strategy: "x", Feasible: true, Makespan: upper}}}
+	r.wait(context.Background(), in, &lr, in.Budget)
+	require.Len(t, lr.Bounds, 1, "%v", lr.Notes)
+	assert.Equal(t, "link credit", lr.Bounds[0].Name)
+	assert.InDelta(t, want.BestBound, lr.Bounds[0].Value, 1e-12*want.BestBound)
+	require.NotEmpty(t, lr.Notes)
+	assert.Contains(t, lr.Notes[0], "out of reach")
+	assert.Contains(t, lr.Notes[0], "built again after the strategies")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	r = startLinkCredit(ctx, in, in.Budget, upper, 1)
+	<-r.done
+	cancel()
+	lr = LeverReport{Rows: []Row{{Strategy: "x", Feasible: true, Makespan: upper}}}
+	r.wait(ctx, in, &lr, in.Budget)
+	assert.Empty(t, lr.Bounds)
+	require.Len(t, lr.Notes, 1)
+	assert.Contains(t, lr.Notes[0], "out of reach")
+	assert.NotContains(t, lr.Notes[0], "built again")
+}
