@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/memsched/memsched/dp"
+	hpl "github.com/memsched/memsched/heuristics/pipeline"
 	pl "github.com/memsched/memsched/instances/pipeline"
 	"github.com/memsched/memsched/schedule"
 )
@@ -108,7 +109,7 @@ func (x either) sequence(s, e, n int) (schedule.Sequence, error) {
 // and its makespan, or nil when a part fits no sequence.
 func rematSeed(p *pl.Problem, o Options, maxS int, sm *sim) (*Result, float64, error) {
 	L := p.L()
-	cuts := timeBalanced(p, maxS)
+	cuts := hpl.BalancedCuts(p, maxS) // the equal-time split, memory aside
 	sMin := make([]int, L+1)
 	for e := 1; e <= L; e++ {
 		sMin[e] = e + 1
@@ -145,46 +146,4 @@ func rematSeed(p *pl.Problem, o Options, maxS int, sm *sim) (*Result, float64, e
 		return nil, 0, err
 	}
 	return res, sm.run(f, b, cf, cb, 0, 0, 0), nil
-}
-
-// timeBalanced returns the cut of stages 1..L into S ≤ L parts with the least largest
-// Σ(u_f + u_b) (the loss stage on the last part): the chains-on-chains DP.
-func timeBalanced(p *pl.Problem, S int) []int {
-	L := p.L()
-	t := make([]float64, L+2)
-	for l := 1; l <= L+1; l++ {
-		t[l] = t[l-1] + p.Chain.Stage(l).UF + p.Chain.Stage(l).UB
-	}
-	w := func(s, e int) float64 {
-		if e == L {
-			return t[L+1] - t[s-1]
-		}
-		return t[e] - t[s-1]
-	}
-	inf := math.Inf(1)
-	D := make([][]float64, S+1)
-	arg := make([][]int, S+1)
-	for g := 1; g <= S; g++ {
-		D[g], arg[g] = make([]float64, L+2), make([]int, L+2)
-		for i := 1; i <= L; i++ {
-			D[g][i] = inf
-			if g == 1 {
-				D[g][i], arg[g][i] = w(i, L), L
-				continue
-			}
-			for e := i; e <= L-g+1; e++ {
-				if v := max(w(i, e), D[g-1][e+1]); v < D[g][i] {
-					D[g][i], arg[g][i] = v, e
-				}
-			}
-		}
-	}
-	cuts := make([]int, 0, S)
-	i := 1
-	for g := S; g >= 1; g-- {
-		e := arg[g][i]
-		cuts = append(cuts, e)
-		i = e + 1
-	}
-	return cuts
 }

@@ -35,9 +35,12 @@ func Uniform(p *pl.Problem) []int {
 // prefixes keep both monotone), so the minimum sits where the two cross: two binary searches
 // per entry, O(S·L·log L) instead of the O(S·L²) scan (3.3 s on 20 001 stages, 8 GPUs), with
 // the scan's ties (the earliest e attaining it; TestBalancedMatchesScan).
-func Balanced(p *pl.Problem) []int {
+func Balanced(p *pl.Problem) []int { return BalancedCuts(p, min(p.GPUs, p.L())) }
+
+// BalancedCuts is Balanced on S parts, 1 ≤ S ≤ L (the exact planner's seed, dp/pipeline, cuts
+// the chain so on min(P, L) GPUs).
+func BalancedCuts(p *pl.Problem, S int) []int {
 	L := p.L()
-	S := min(p.GPUs, L)
 	t := prefixTimes(p)
 	w := func(s, e int) float64 {
 		if e == L {
