@@ -145,6 +145,21 @@ func cutCost(p *pl.Problem, e int) float64 {
 // where t is the part's F + B at the position's in-flight count, and D(S, 1) is the bound.
 // It returns +Inf when no allocation on S GPUs fits.
 func fillDrainBound(p *pl.Problem, t partDurations, S int) float64 {
+	v := math.Inf(1)
+	fillDrainLayers(p, t, S, func(g int) int { return p.InFlight(S-g, S) }, nil, func(g int, d float64) {
+		if g == S {
+			v = d
+		}
+	})
+	return v
+}
+
+// fillDrainLayers runs fillDrainBound's DP for layers g = 1..S (layer g: the last g GPUs, at
+// inflight(g) micro-batches in flight) and hands each layer's D(g, 1) to each; poll (nil:
+// never) is read once per row, ErrStopped when it says stop. A bound for S GPUs reads D(S, 1);
+// where the durations do not depend on the in-flight count, the layers are the same for every
+// S and one run gives every S (fillDrainBounds).
+func fillDrainLayers(p *pl.Problem, t partDurations, S int, inflight func(g int) int, poll *dp.Poll, each func(g int, d float64)) error {
 	L, m := p.L(), float64(p.MicroBatches)
 	inf := math.Inf(1)
 	prev := make([]float64, L+2)
@@ -153,12 +168,14 @@ func fillDrainBound(p *pl.Problem, t partDurations, S int) float64 {
 		prev[i] = inf
 	}
 	for g := 1; g <= S; g++ {
-		k := S - g
-		n := p.InFlight(k, S)
+		n := inflight(g)
 		for i := range cur {
 			cur[i] = inf
 		}
 		for i := 1; i <= L; i++ {
+			if poll != nil && poll.StoppedNow() {
+				return ErrStopped
+			}
 			if g == 1 {
 				f, b := t.at(i, L, n)
 				cur[i] = m * (f + b)
@@ -175,8 +192,9 @@ func fillDrainBound(p *pl.Problem, t partDurations, S int) float64 {
 			}
 		}
 		prev, cur = cur, prev
+		each(g, prev[1])
 	}
-	return prev[1]
+	return nil
 }
 
 // prefixBound returns P(g, i) for g = 1..S−1 and i = 1..L: the least over allocations of

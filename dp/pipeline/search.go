@@ -153,14 +153,10 @@ func Plan(p *pl.Problem, o Options) (*Result, error) {
 	}
 	if errors.Is(err, ErrStopped) {
 		// Stopped before the tables were complete: the first plan found (storing everything,
-		// or the seed with recomputation), and the bound that ignores memory and
-		// recomputation (every stage's u_f + u_b once, fill and drain) — or, when its own
-		// tables cannot be built in time either, the busiest GPU's share of the work.
-		bound, berr := relaxedBound(p, maxS, o)
-		if berr != nil {
-			bound = workBound(p, maxS)
-		}
-		res := &Result{Note: "stopped before the recomputation tables were complete", Bound: bound}
+		// or the seed with recomputation), and the busiest GPU's share of the work, a bound
+		// with no table (the stop has fired: nothing longer can run; the lever's fill-drain
+		// bound is computed apart, leverpl.Bounds).
+		res := &Result{Note: "stopped before the recomputation tables were complete", Bound: workBound(p, maxS)}
 		if ev := seedRes; ev != nil {
 			// The seed as completed when it was found (completing it again built its parts'
 			// tables a second time, past the limit: a minute on 2001 stages).
@@ -482,55 +478,16 @@ func newSearch(p *pl.Problem, o Options, up, lo partCosts, maxS int) (*search, e
 	return s, nil
 }
 
-// relaxedBound is the least fill-and-drain bound over 1..maxS GPUs with every part at its
-// Σ(u_f + u_b) and no memory limit: a lower bound on every contiguous plan of any class. It
-// takes O(maxS·L²) steps and no table; o's stop or deadline stops it (ErrStopped).
-func relaxedBound(p *pl.Problem, maxS int, o Options) (float64, error) {
-	q := *p
-	q.Memory = instances.MaxBytes
-	ds, err := fillDrainBounds(&q, newSumDurations(p), maxS, &dp.Poll{Stop: o.Stop, Deadline: o.Deadline})
-	if err != nil {
-		return 0, err
-	}
-	b := math.Inf(1)
-	for _, v := range ds[1:] {
-		b = min(b, v)
-	}
-	return b, nil
-}
-
 // fillDrainBounds returns fillDrainBound(p, d, S) for S = 1..maxS (index S) in one pass: with
 // every part at its sums the durations do not depend on the in-flight count, so layer g of
-// the DP (the last g GPUs) is the same for every S and D(S, 1) is read after layer S — O(maxS·L²)
-// steps instead of O(maxS²·L²), the same values bit for bit (TestFillDrainBoundsOnePass). The
-// poll is read once per row.
+// the DP (the last g GPUs) is the same for every S and D(S, 1) is read after layer S —
+// O(maxS·L²) steps instead of O(maxS²·L²), the same values bit for bit
+// (TestFillDrainBoundsOnePass). The poll is read once per row.
 func fillDrainBounds(p *pl.Problem, d sumDurations, maxS int, poll *dp.Poll) ([]float64, error) {
-	L, m := p.L(), float64(p.MicroBatches)
-	inf := math.Inf(1)
 	out := make([]float64, maxS+1)
-	prev := make([]float64, L+2)
-	cur := make([]float64, L+2)
-	for g := 1; g <= maxS; g++ {
-		for i := range cur {
-			cur[i] = inf
-		}
-		for i := 1; i <= L; i++ {
-			if poll.StoppedNow() {
-				return nil, ErrStopped
-			}
-			if g == 1 {
-				f, b := d.at(i, L, 0)
-				cur[i] = m * (f + b)
-				continue
-			}
-			for e := i; e <= L-g+1; e++ {
-				f, b := d.at(i, e, 0)
-				tt := f + b
-				cur[i] = min(cur[i], max(m*tt, tt+cutCost(p, e)+prev[e+1]))
-			}
-		}
-		prev, cur = cur, prev
-		out[g] = prev[1]
+	err := fillDrainLayers(p, d, maxS, func(int) int { return 0 }, poll, func(g int, v float64) { out[g] = v })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -556,7 +513,17 @@ func FillDrainBound(p *pl.Problem, o Options) (float64, error) {
 	if L := float64(p.L()); S*L*L/2 > MaxFillDrainSteps {
 		return 0, ErrFillDrainTooLong
 	}
-	return relaxedBound(p, min(p.GPUs, p.L()), o)
+	q := *p
+	q.Memory = instances.MaxBytes
+	ds, err := fillDrainBounds(&q, newSumDurations(p), min(p.GPUs, p.L()), &dp.Poll{Stop: o.Stop, Deadline: o.Deadline})
+	if err != nil {
+		return 0, err
+	}
+	b := math.Inf(1)
+	for _, v := range ds[1:] {
+		b = min(b, v)
+	}
+	return b, nil
 }
 
 // MaxFillDrainSteps caps FillDrainBound's work: about a second (8 GPUs on 11 000 stages).
