@@ -71,8 +71,22 @@ if [ "${1:-}" = python ] && [ "${MEMSCHED_NO_VENV:-0}" != 1 ]; then
   stamp="$venv/.memsched-$(cat python/requirements.txt python/pyproject.toml | sha256sum | cut -c1-16)"
   if [ ! -f "$stamp" ]; then
     echo "setup: installing the Python environment .venv (torch, torchvision, pytest; python/requirements.txt)"
+    # The install fills about 5.5 GB and, while it runs, holds the ≈ 3 GB of downloaded wheels
+    # in pip's temporary folder too (--no-cache-dir: no third copy in ~/.cache/pip). Say so
+    # before pip stops half-way with "No space left on device".
+    free_kb=$(df -Pk "$root" | awk 'NR==2 {print $4}')
+    if [ "$free_kb" -lt $((6 * 1024 * 1024)) ]; then
+      echo "setup: .venv needs about 5.5 GB on the file system of $root (9 GB while installing);" \
+        "only $((free_kb / 1024)) MB free there. Free some space, or set MEMSCHED_NO_VENV=1 to" \
+        "skip the Python side (its tests then do not run)." >&2
+      exit 1
+    elif [ "$free_kb" -lt $((9 * 1024 * 1024)) ]; then
+      echo "setup: warning: $((free_kb / 1024)) MB free on the file system of $root; the install" \
+        "may need 9 GB while it runs" >&2
+    fi
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r python/requirements.txt
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
+      -r python/requirements.txt
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
       --no-build-isolation -e python
     rm -f "$venv"/.memsched-*
