@@ -61,7 +61,7 @@ func NewFloating(c *instances.Chain, budget int64, opt Options) (*Floating, erro
 	if b, limit := floatingBytes(n, m), memoryLimit(opt.MaxMemory); b > limit {
 		k := slotsWithin(m, limit, func(k int) int64 { return floatingBytes(n, k) })
 		return nil, &TooLargeError{Table: fmt.Sprintf("C_FL (floating) with %s on %d stages", slotsName(opt), n), Bytes: b, Limit: limit,
-			Hint: slotsHint(k, "the persistent algorithm")}
+			Hint: slotsHint(k, "the persistent algorithm"), Slots: k, slotted: true}
 	}
 	f.aDown = make([]int, n+1)
 	for l := 0; l <= n; l++ {

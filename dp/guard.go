@@ -33,6 +33,22 @@ type TooLargeError struct {
 	Hint string
 	// AtLeast: the table was stopped as it grew, at Bytes (it would take more).
 	AtLeast bool
+	// Slots is the most slots (of the caller's --slots) with which the table would fit the
+	// limit, when Hint names it (a slotted table; 0 when even one slot is too many).
+	Slots   int
+	slotted bool
+}
+
+// WithOther returns a copy of e whose hint names other as what to use instead (an
+// algorithm of the caller's command: a lever's strategies are not remat's), keeping the
+// slots that fit; e itself when it is not a slotted table's.
+func (e *TooLargeError) WithOther(other string) *TooLargeError {
+	if !e.slotted {
+		return e
+	}
+	c := *e
+	c.Hint = slotsHint(e.Slots, other)
+	return &c
 }
 
 func (e *TooLargeError) Error() string {

@@ -121,3 +121,31 @@ func TestStop(t *testing.T) {
 	var tl *TooLargeError
 	assert.ErrorAs(t, err, &tl)
 }
+
+// TestCombinedTooLargeInCallersSlots: pofo's inner C_MP table has the caller's slots widened
+// by what the link moves during the forward pass, and its refusal says so and counts the
+// slots that fit in the caller's --slots: with them the table is built, with one more it is
+// refused (it used to say "C_MP with 500 slots; use --slots 127 or fewer" to a caller who had
+// asked for 100, and 127 was refused too). WithOther names the caller's alternatives.
+func TestCombinedTooLargeInCallersSlots(t *testing.T) {
+	c := guardChain(200)
+	budget, beta := 3*verify.MinBudget(c), 1e12 // the forward pass can move everything: ×5
+	limit := int64(16 << 20)
+	_, err := Combined(c, budget, beta, CombinedOptions{Slots: 100, MaxMemory: limit})
+	var tl *TooLargeError
+	require.ErrorAs(t, err, &tl)
+	assert.Contains(t, err.Error(), "inside pofo with 500 slots (--slots 100, widened")
+	require.GreaterOrEqual(t, tl.Slots, minUsefulSlots)
+	assert.Less(t, tl.Slots, PersistentSlotsWithin(200, 500, limit), "counted in the caller's slots")
+	assert.Contains(t, err.Error(), "use --slots "+strconv.Itoa(tl.Slots)+" or fewer, another algorithm")
+
+	// With the slots it names the table is built (and solved).
+	_, err = Combined(c, budget, beta, CombinedOptions{Slots: tl.Slots, MaxMemory: limit})
+	assert.False(t, errors.As(err, new(*TooLargeError)), "the advice holds: %v", err)
+	_, err = Combined(c, budget, beta, CombinedOptions{Slots: tl.Slots + 1, MaxMemory: limit})
+	assert.ErrorAs(t, err, new(*TooLargeError), "and it is the most that does")
+
+	assert.Contains(t, tl.WithOther("another --algo").Error(), "or fewer, another --algo, or raise")
+	plain := &TooLargeError{Table: "t", Hint: "h"}
+	assert.Same(t, plain, plain.WithOther("x"), "not a slotted table's: unchanged")
+}

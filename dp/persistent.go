@@ -78,7 +78,7 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 		}
 		k := slotsWithin(m, limit, func(k int) int64 { return persistentBytes(n, k) })
 		return nil, &TooLargeError{Table: fmt.Sprintf("%s with %s on %d stages", name, slotsName(opt), n), Bytes: b, Limit: limit,
-			Hint: slotsHint(k, "another algorithm (sequential, store-all)")}
+			Hint: slotsHint(k, "another algorithm (sequential, store-all)"), Slots: k, slotted: true}
 	}
 	p := &Persistent{c: c, sc: sc, budget: budget, m: m, n: n, workers: runtime.GOMAXPROCS(0), adjoint: adjoint}
 	if m < 0 {

@@ -299,6 +299,9 @@ func newPofoChain(c *instances.Chain, budget int64, beta float64, opt CombinedOp
 					dopt.Stop = stop
 				}
 				p, err := NewPersistent(c, top, dopt)
+				if tl := (*TooLargeError)(nil); errors.As(err, &tl) && tl.slotted {
+					return pofoTooLarge(tl, cmp.Or(opt.Slots, DefaultSlots), slots, n)
+				}
 				if err != nil {
 					return err
 				}
@@ -878,4 +881,17 @@ func (d *pofoDP) run() (*schedule.CombinedPlan, float64, bool, error) {
 		s, i = ps, int(st.pI)
 	}
 	return plan, bestG, true, nil
+}
+
+// pofoTooLarge restates a refusal of pofo's inner C_MP table in the caller's slots: that
+// table has the caller's slots widened by what the link can move during the forward pass
+// (up to 5×; user slots → inner slots = ⌈user·f⌉), so the most inner slots that fit, k, are
+// ⌊k·user/inner⌋ of the caller's (⌈⌊k·user/inner⌋·f⌉ ≤ k since inner ≥ user·f). Without
+// it, --slots 100 was refused as "C_MP with 500 slots; use --slots 127 or fewer".
+func pofoTooLarge(tl *TooLargeError, user, inner, n int) *TooLargeError {
+	e := *tl
+	e.Table = fmt.Sprintf("C_MP (persistent) inside pofo with %d slots (--slots %d, widened to cover what the link moves during the forward pass) on %d stages", inner, user, n)
+	e.Slots = int(int64(tl.Slots) * int64(user) / int64(inner))
+	e.Hint = slotsHint(e.Slots, "another algorithm")
+	return &e
 }

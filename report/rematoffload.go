@@ -403,7 +403,7 @@ func (cs *comboStrategies) run(ctx context.Context, st leverro.Strategy, lr *Lev
 			row.Note += fmt.Sprintf(", %d kept by polishing", out.Kept)
 		}
 	} else if row.Note == "" && st.Direct() {
-		row.Note = "no candidate sequence scheduled within the budget"
+		row.Note = cmp.Or(out.Why, "no candidate sequence scheduled within the budget")
 	} else if row.Note == "" {
 		row.Note = "no plan of this strategy fits"
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -327,7 +328,7 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 			res.DP = &ComboDP{Value: r.Value, Exact: r.Exact(), Inner: r.Inner.String(), SlotSize: r.SlotSize, ExactLink: r.ExactLink, States: r.States}
 		}
 		if !out.Feasible {
-			res.Note = "no plan of this algorithm fits the budget"
+			res.Note = cmp.Or(out.Why, "no plan of this algorithm fits the budget")
 			rep.Results = append(rep.Results, res)
 			continue
 		}

@@ -116,7 +116,14 @@ var Strategies = []Strategy{
 				if !o.Deadline.IsZero() && time.Now().After(o.Deadline) {
 					return nil, "", dp.ErrDeadline // stopped, not "none fits"
 				}
-				return nil, "", nil
+				// A heuristic's "none": say what it had to work with (Outcome.Why).
+				switch {
+				case r != nil && r.Tried > 0:
+					return nil, fmt.Sprintf("none of the %d candidate sequences it scheduled fits the budget with transfers", r.Tried), nil
+				case c.Len() > dp.MaxFloatingStages && len(seeds) == 0:
+					return nil, fmt.Sprintf("no candidate sequence: no other strategy had a schedule to take the sequence of, and C_FL's tables stop at %d stages", dp.MaxFloatingStages), nil
+				}
+				return nil, "no candidate sequence faster than the other strategies' schedules", nil
 			}
 			return r.Schedule, fmt.Sprintf("%s, %d tensors away (%d of its candidates scheduled)", r.Source, r.Gaps, r.Tried), nil
 		}},
@@ -173,6 +180,9 @@ type Outcome struct {
 	// Stopped: the deadline (Options.Deadline) stopped the strategy after it had a plan; Plan
 	// is the best it found before, not its answer.
 	Stopped bool
+	// Why says, when the strategy found no schedule, what it had to work with (a heuristic's
+	// "none" proves nothing); empty when no plan of its own fits the budget.
+	Why string
 }
 
 // Run runs the strategy on chain c under budget bytes (everything counted) with a link of beta
@@ -181,10 +191,19 @@ type Outcome struct {
 // reject is an error (a bug). Past o.Deadline a strategy stops: with a plan in hand it is
 // reported (Stopped), without one the error is dp.ErrDeadline or dp.ErrStopped.
 func (s Strategy) Run(c *instances.Chain, budget int64, beta float64, o Options) (Outcome, error) {
+	out, err := s.run(c, budget, beta, o)
+	if tl, ok := err.(*dp.TooLargeError); ok {
+		// The tables are remat's; what to use instead is another strategy of this lever.
+		err = tl.WithOther("another --algo of this lever")
+	}
+	return out, err
+}
+
+func (s Strategy) run(c *instances.Chain, budget int64, beta float64, o Options) (Outcome, error) {
 	if s.direct != nil {
 		sch, src, err := s.direct(c, budget, beta, o)
 		if err != nil || sch == nil {
-			return Outcome{}, err
+			return Outcome{Why: src}, err
 		}
 		rep, err := combined.Check(c, budget, beta, sch)
 		if err != nil {

@@ -1,13 +1,16 @@
 package rematoffload_test
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/lever/rematoffload"
+	"github.com/memsched/memsched/verify"
 )
 
 // TestSpecCases: SPEC §6's five cases through the registry: pofo in exact mode finds the
@@ -39,4 +42,34 @@ func TestSpecCases(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestTooLargeNamesTheLever: a strategy whose C_MP table is above --max-memory is refused
+// with the slots that fit and this lever's alternatives, not remat's (--algo sequential and
+// store-all are not strategies of remat-offload).
+func TestTooLargeNamesTheLever(t *testing.T) {
+	c := instances.Random(rand.New(rand.NewPCG(7, 200)), instances.RandomParams{Stages: 200, MaxSize: 64 << 20, MaxTime: 5e-3, WithABar: true, WithOverheads: true})
+	budget := 3 * verify.MinBudget(c)
+	for _, name := range []string{"pofo", "offload-then-remat"} {
+		st, ok := rematoffload.Lookup(name)
+		require.True(t, ok)
+		_, err := st.Run(c, budget, 12e9, rematoffload.Options{MaxMemory: 16 << 20})
+		var tl *dp.TooLargeError
+		require.ErrorAs(t, err, &tl, name)
+		assert.Contains(t, err.Error(), "or fewer, another --algo of this lever, or raise --max-memory", name)
+		assert.NotContains(t, err.Error(), "sequential", name)
+	}
+}
+
+// TestSequenceOffloadSaysWhyNone: past C_FL's stage limit and without other strategies'
+// sequences, sequence-offload has nothing to schedule; it says so instead of "no plan fits"
+// (which reads as a proof).
+func TestSequenceOffloadSaysWhyNone(t *testing.T) {
+	c := instances.Random(rand.New(rand.NewPCG(3, 201)), instances.RandomParams{Stages: dp.MaxFloatingStages + 1, MaxSize: 64 << 20, MaxTime: 5e-3, WithABar: true})
+	st, ok := rematoffload.Lookup("sequence-offload")
+	require.True(t, ok)
+	out, err := st.Run(c, 3*verify.MinBudget(c), 12e9, rematoffload.Options{})
+	require.NoError(t, err)
+	assert.False(t, out.Feasible)
+	assert.Contains(t, out.Why, "no candidate sequence: no other strategy had a schedule")
 }
