@@ -101,6 +101,11 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 	if ctx.Err() != nil {
 		return creditResult{notes: []string{"link credit: not run, no time left in the lever's share"}}
 	}
+	if n := in.Chain.Len(); n > dp.MaxFloatingStages {
+		// Its table is C_FL's: a scope, not an error (remat's "use the persistent
+		// algorithm" would not apply).
+		return creditResult{notes: []string{fmt.Sprintf("link credit: not run: its C_FL table takes at most %d stages, the chain has %d", dp.MaxFloatingStages, n)}}
+	}
 	start := time.Now()
 	// The whole-tensor probes get half of what is left of the share (the exhaustive search
 	// and the relaxation MILP come after); the fluid table all of it.

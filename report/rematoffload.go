@@ -121,6 +121,19 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 	var credit *creditRun
 	rematUp := rematUpper(c, budget, beta, remat)
 	cs := &comboStrategies{in: in, budget: budget, limit: limit, remat: remat, rematNote: rematNote, maxMemory: memoryLimit(in)}
+	// The act-offload lever's schedule first, within a quarter of the share: it is at hand
+	// (the conversion and one replay), it is the schedule that keeps this lever from being
+	// behind that one, and as the strategies' upper end and sequence-offload's seed it
+	// prunes them (a 400-stage chain at 2 GiB: act-offload's 4062.93 ms, optimal, was never
+	// reached, while remat-then-offload took the whole share for 4341 ms).
+	actRow, actSeq, actOK := actOffloadRowWithin(ctx, in, budget, time.Until(shareEnd(ctx))/4)
+	if actOK && actRow.Feasible {
+		cs.upper = actRow.Makespan
+		cs.seeds = append(cs.seeds, actSeq)
+		if rematUp == 0 || actRow.Makespan < rematUp {
+			rematUp = actRow.Makespan
+		}
+	}
 	quick := func(st leverro.Strategy) bool { return st.Name != "pofo" && !st.Direct() }
 	for _, pass := range []bool{true, false} {
 		if !pass && credit == nil && ctx.Err() == nil {
@@ -141,8 +154,8 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 		}
 	}
 	sortRows(lr.Rows)
-	if row, ok := actOffloadRowWithin(ctx, in, budget); ok {
-		lr.Rows = append(lr.Rows, row)
+	if actOK {
+		lr.Rows = append(lr.Rows, actRow)
 	}
 	if credit != nil {
 		credit.wait(ctx, in, &lr, budget)
@@ -153,42 +166,61 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 	return lr, ctx.Err()
 }
 
-// actOffloadRowWithin is actOffloadRow within ctx: the conversion and its replay are quadratic
-// in the chain's length (30 s on a 20 001-stage chain, with a 3.8 s share) and do not look at a
-// clock, so they run beside the lever and are abandoned at ctx's end — the row then says so,
-// and the goroutine ends on its own (it only reads its inputs).
-func actOffloadRowWithin(ctx context.Context, in Input, budget int64) (Row, bool) {
+// actOffloadRowWithin is actOffloadRow within ctx and at most limit (none when ≤ 0 and ctx
+// has no deadline): the conversion and its replay are quadratic in the chain's length (30 s on
+// a 20 001-stage chain, with a 3.8 s share) and do not look at a clock, so they run beside the
+// lever and are abandoned at the end — the row then says so, and the goroutine ends on its own
+// (it only reads its inputs). It also returns the schedule's compute sequence.
+func actOffloadRowWithin(ctx context.Context, in Input, budget int64, limit time.Duration) (Row, schedule.Sequence, bool) {
 	if ctx.Err() != nil {
 		if lr := in.Earlier["act-offload"]; lr == nil {
-			return Row{}, false
+			return Row{}, nil, false
 		}
-		return Row{Strategy: "act-offload's", Note: "not run: the lever's time share was spent"}, true
+		return Row{Strategy: "act-offload's", Note: "not run: the lever's time share was spent"}, nil, true
 	}
 	type result struct {
 		row Row
+		seq schedule.Sequence
 		ok  bool
 	}
 	done := make(chan result, 1)
 	go func() {
-		row, ok := actOffloadRow(in, budget)
-		done <- result{row, ok}
+		row, seq, ok := actOffloadRow(in, budget)
+		done <- result{row, seq, ok}
 	}()
+	var timeout <-chan time.Time
+	if _, ok := ctx.Deadline(); ok && limit > 0 {
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		timeout = t.C
+	}
+	stopped := Row{Strategy: "act-offload's", Note: "stopped at the end of its part of the lever's time share while the act-offload lever's schedule was replayed in this model"}
 	select {
 	case r := <-done:
-		return r.row, r.ok
+		return r.row, r.seq, r.ok
 	case <-ctx.Done():
-		return Row{Strategy: "act-offload's", Note: "stopped at the end of the lever's time share while the act-offload lever's schedule was replayed in this model"}, true
+		return stopped, nil, true
+	case <-timeout:
+		return stopped, nil, true
 	}
+}
+
+// shareEnd is ctx's deadline, or a time far away when it has none.
+func shareEnd(ctx context.Context) time.Time {
+	if dl, ok := ctx.Deadline(); ok {
+		return dl
+	}
+	return time.Now().Add(24 * time.Hour)
 }
 
 // actOffloadRow is the act-offload lever's best schedule, when it ran earlier in this
 // certification (Input.Earlier), as a schedule of the combined model (rematoffload.FromTimed,
 // verify/combined): a row "act-offload's", or, where the two models differ (004 counts the
 // loss gradient δ^{L+1} from the start, 001 from B_L), a row saying why it does not fit.
-func actOffloadRow(in Input, budget int64) (Row, bool) {
+func actOffloadRow(in Input, budget int64) (Row, schedule.Sequence, bool) {
 	lr := in.Earlier["act-offload"]
 	if lr == nil || in.WeightsResident && chainWeights(in.Chain) > 0 && activationBudget(in, in.Budget) != budget {
-		return Row{}, false
+		return Row{}, nil, false
 	}
 	var best *Row
 	for i := range lr.Rows {
@@ -198,7 +230,7 @@ func actOffloadRow(in Input, budget int64) (Row, bool) {
 		}
 	}
 	if best == nil {
-		return Row{}, false
+		return Row{}, nil, false
 	}
 	row := Row{Strategy: "act-offload's"}
 	var err error
@@ -211,11 +243,11 @@ func actOffloadRow(in Input, budget int64) (Row, bool) {
 		if rep, err = combined.Check(in.Chain, budget, in.Bandwidth, sch); err == nil {
 			row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, rep.Makespan, rep.Peak
 			row.Note = fmt.Sprintf("the act-offload lever's %s schedule (no recomputation), valid in this model (verify/combined)", best.Strategy)
-			return row, true
+			return row, sch.Sequence(), true
 		}
 	}
 	row.Note = fmt.Sprintf("the act-offload lever's %s schedule (%s) is not a schedule of this model: %v", best.Strategy, instances.FormatDuration(best.Makespan), err)
-	return row, true
+	return row, nil, true
 }
 
 func joinNote(a, b string) string {
@@ -266,6 +298,11 @@ func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 	if len(notes) == 0 {
 		return best.out, "not run: no time left in the lever's share", nil
 	}
+	if !best.out.Feasible && best.runs == 0 {
+		// Not one run ended: nothing is known of this budget (a 400-stage chain's first run
+		// of 50 slots outlasts a 35 s share).
+		return best.out, "stopped at the end of its time before its first run ended (" + strings.Join(notes, "; ") + ")", nil
+	}
 	if !best.out.Feasible {
 		return best.out, "no plan fits (" + strings.Join(notes, "; ") + ")", nil
 	}
@@ -278,6 +315,7 @@ type pofoBest struct {
 	out   leverro.Outcome
 	grid  string
 	fluid float64
+	runs  int // the DP's runs that ended (with a plan or without)
 }
 
 // pofoPass is one pass of pofoRefined on the link grid link (0: the full grid); it updates
@@ -301,6 +339,7 @@ func pofoPass(ctx context.Context, st leverro.Strategy, c *instances.Chain, budg
 			return "", err
 		}
 		last = s
+		best.runs++
 		// The best run is the one whose schedule is fastest under strict timing (not the
 		// fastest fluid plan: whole tensors can make it slower), a rematerialization
 		// sequence weighed by pofo included.
@@ -349,6 +388,9 @@ type comboStrategies struct {
 	rematNote string
 	maxMemory int64
 	seeds     []schedule.Sequence
+	// upper is a verified makespan from outside the rows (the act-offload lever's schedule
+	// in this model; 0: none).
+	upper float64
 }
 
 // run runs strategy st and adds its row to lr.
@@ -371,10 +413,12 @@ func (cs *comboStrategies) run(ctx context.Context, st leverro.Strategy, lr *Lev
 		}
 	} else {
 		dl, _ := ctx.Deadline()
-		upper := bestFeasible(lr.Rows, 0)
-		if st.Direct() && !dl.IsZero() {
+		upper := bestFeasible(lr.Rows, cs.upper)
+		if !dl.IsZero() {
 			// A search that takes what it is given: a quarter of what is left, so that the
-			// bounds after it (the link credit, the relaxation MILP) get their time.
+			// bounds after it (the link credit, the relaxation MILP) get their time. The quick
+			// heuristics too: on a long chain remat-then-offload's budgets can take the whole
+			// share (400 stages: 35 s), leaving pofo and the searches nothing.
 			dl = time.Now().Add(time.Until(dl) / 4)
 		}
 		out, err = st.Run(c, budget, beta, leverro.Options{Slots: in.Slots, Deadline: dl, MaxMemory: cs.maxMemory, Upper: upper, Seeds: cs.seeds})
