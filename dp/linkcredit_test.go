@@ -102,3 +102,18 @@ func TestLinkCreditAgainstReferees(t *testing.T) {
 	}
 	t.Logf("%d chains solved: the bound above Σu on %d, at the optimum on %d; whole tensors raise it on %d", solved, aboveSumU, tight, wholeAbove)
 }
+
+// TestLinkCreditUpperAtSumU: a verified makespan at Σu may sum a few ulps below c.ComputeTime()
+// (another order of the same terms): that is the bound, not ErrLinkCreditUpper (which made
+// remat-offload exit 1 on a 150-stage chain where offload-then-remat met Σu). Clearly below
+// Σu it is still an error: no schedule computes for less.
+func TestLinkCreditUpperAtSumU(t *testing.T) {
+	c := instances.Random(rand.New(rand.NewPCG(3, 150)), instances.RandomParams{Stages: 150, MaxSize: 64 << 20, MaxTime: 0.01, WithABar: true, WithOverheads: true})
+	sumU := c.ComputeTime()
+	below := math.Nextafter(math.Nextafter(sumU, 0), 0)
+	r, err := dp.LinkCredit(c, 1<<30, 12e9, dp.LinkCreditOptions{Upper: below})
+	require.NoError(t, err)
+	require.Equal(t, below, r.Bound)
+	_, err = dp.LinkCredit(c, 1<<30, 12e9, dp.LinkCreditOptions{Upper: 0.99 * sumU})
+	require.ErrorIs(t, err, dp.ErrLinkCreditUpper)
+}

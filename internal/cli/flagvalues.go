@@ -159,5 +159,8 @@ func formatPercent(p float64) string {
 	if math.Abs(p) >= 1e6 || math.IsInf(p, 0) || math.IsNaN(p) {
 		return fmt.Sprintf("%+.4g%%", p)
 	}
+	if math.Abs(p) < 0.005 {
+		p = 0 // "+0.00%", not "-0.00%" for a makespan an ulp below its bound's sum
+	}
 	return fmt.Sprintf("%+.2f%%", p)
 }

@@ -25,6 +25,7 @@ func TestFormatValues(t *testing.T) {
 	assert.Equal(t, "+Inf", formatRatio(math.Inf(1), 3))
 	assert.Equal(t, "+0.90%", formatPercent(0.9))
 	assert.Equal(t, "+1e+302%", formatPercent(1e302))
+	assert.Equal(t, "+0.00%", formatPercent(-1e-12), "no negative zero")
 }
 
 // TestPetabyteRate (issue 29): every message says "1 B/s to 1 PB/s", and 1PB/s was refused as

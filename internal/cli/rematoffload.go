@@ -549,6 +549,11 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 		lc.Note = "not run: the time limit (--time-limit) was spent by the algorithms"
 		return nil
 	}
+	if n := c.Len(); n > dp.MaxFloatingStages {
+		// A scope, not a failure: it made remat-offload --algo all exit on a 400-stage chain.
+		lc.Note = fmt.Sprintf("not run: its C_FL table takes at most %d stages, the chain has %d", dp.MaxFloatingStages, n)
+		return nil
+	}
 	start := time.Now()
 	r, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Whole: true, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
 	var be *dp.BreakpointError
@@ -565,7 +570,11 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 	}
 	v := r.Bound
 	lc.Value = &v
-	lc.Note = fmt.Sprintf("%.2f s, exact C_FL with phase budgets (%d breakpoints), fluid credits %s, whole tensors %d tables", time.Since(start).Seconds(), r.Stats.Breakpoints, instances.FormatDuration(r.Fluid), r.Probes)
+	if r.Stats.Breakpoints == 0 && r.Probes == 0 {
+		lc.Note = "the fastest schedule meets Σu: nothing left to bound"
+	} else {
+		lc.Note = fmt.Sprintf("%.2f s, exact C_FL with phase budgets (%d breakpoints), fluid credits %s, whole tensors %d tables", time.Since(start).Seconds(), r.Stats.Breakpoints, instances.FormatDuration(r.Fluid), r.Probes)
+	}
 	if v > rep.LowerBounds.Best {
 		rep.LowerBounds.Best, rep.LowerBounds.BestBy = v, "link_credit"
 	}

@@ -223,3 +223,21 @@ func TestRematOffloadNeverSlowerThanRemat(t *testing.T) {
 		assert.LessOrEqual(t, *rep.Results[0].Makespan, rm.Makespan*(1+1e-12), "--slots %s", slots)
 	}
 }
+
+// TestRematOffloadLinkCreditPastItsStages: the link credit's table is C_FL's, at most 200
+// stages; past them the bound is "not run" with why, and the command goes on (on a
+// 400-stage chain `remat-offload --algo all` exited 1 with "link credit: dp: floating: 400
+// stages is too many … use the persistent algorithm").
+func TestRematOffloadLinkCreditPastItsStages(t *testing.T) {
+	chain := filepath.Join(t.TempDir(), "c.json")
+	code, _, stderr := run(t, "gen", "random", "--seed", "3", "--stages", "201", "-o", chain)
+	require.Equal(t, 0, code, stderr)
+	code, out, stderr := run(t, "remat-offload", "--chain", chain, "--mem", "1GiB", "--bandwidth", "12GB/s", "--algo", "offload-then-remat", "--time-limit", "20", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep ComboReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.True(t, rep.Results[0].Feasible, "offload-then-remat has a schedule: %s", rep.Results[0].Note)
+	require.NotNil(t, rep.LowerBounds.LinkCredit)
+	assert.Nil(t, rep.LowerBounds.LinkCredit.Value)
+	assert.Equal(t, "not run: its C_FL table takes at most 200 stages, the chain has 201", rep.LowerBounds.LinkCredit.Note)
+}
