@@ -29,7 +29,9 @@ python: setup
 build: setup
 	$(GO) build -tags "$(TAGS)" -o bin/memsched ./cmd/memsched
 
-# The pure-Go packages must build without cgo; then everything is tested with both backends.
+# The pure-Go packages must build without cgo; then everything is tested with both backends,
+# and the CLI once more without them (where each command must do without the MILP backends:
+# `go test ./...` on a bare machine failed 8 of its tests until then).
 # (pytest first, so that the Go test summary is the last thing printed. The Python tests run from
 # the project environment .venv that setup installs, against the bin/memsched just built.)
 test: setup python
@@ -39,6 +41,7 @@ test: setup python
 	$(GO) build -tags "$(TAGS)" -o bin/memsched ./cmd/memsched && MEMSCHED_BIN=$(ROOT)/bin/memsched .venv/bin/python -m pytest -q python/tests
 	$(GO) test -tags "$(TAGS)" -count=1 ./...
 	GOEXPERIMENT= $(GO) test -count=1 -run 'MinPlus|Pruned|Parallel' ./dp/
+	GOEXPERIMENT= CGO_ENABLED=0 $(GO) test -count=1 ./internal/cli/
 
 # Tests without any C library (what `go test ./...` does on a bare machine).
 test-pure:

@@ -42,6 +42,21 @@ func Available() []string {
 // preference is the order in which Lookup("") picks a default backend.
 var preference = []string{"highs", "lpsolve", "ref"}
 
+// Backends returns the real backends registered (HiGHS, then lp_solve), best first: those
+// Lookup("") prefers to the enumerating referee. A solver registered under another name (a
+// test's stub) is not one of them.
+func Backends() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	var out []string
+	for _, n := range preference {
+		if _, ok := registry[n]; ok && n != "ref" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Lookup returns a new solver of the named backend; the empty name picks the best available
 // (highs, then lpsolve, then the pure-Go ref).
 func Lookup(name string) (Solver, error) {

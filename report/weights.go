@@ -215,8 +215,8 @@ func milpSolvers(name string) ([]milp.Solver, string) {
 		return nil, "bound: no MILP solver (" + err.Error() + "); closed-form bounds only"
 	}
 	out := []milp.Solver{first}
-	for _, n := range milp.Available() {
-		if n == first.Name() || n == "ref" {
+	for _, n := range milp.Backends() {
+		if n == first.Name() {
 			continue
 		}
 		if s, err := milp.Lookup(n); err == nil {

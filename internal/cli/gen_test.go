@@ -13,7 +13,6 @@ import (
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/offload"
 	"github.com/memsched/memsched/instances/reduce"
-	"github.com/memsched/memsched/milp"
 )
 
 // TestGenRoundTrip: every gen subcommand writes a chain that loads back and that info and
@@ -106,7 +105,7 @@ func TestGenWeightsThreePartition(t *testing.T) {
 	code, vout, stderr := run(t, "verify", "--problem", "weight-offload", "--chain", path, "--mem", "45B", "--bandwidth", "15B/s", "--schedule", certFile)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, vout, "valid: weight-offload period 4000.00 ms")
-	if milpBackend() {
+	if realMILPBackend() {
 		code, bout, stderr := run(t, "bound", "--chain", path, "--mem", "45B", "--bandwidth", "15B/s", "--json")
 		require.Equal(t, 0, code, stderr)
 		var br BoundReport
@@ -130,14 +129,4 @@ func TestGenJSON(t *testing.T) {
 	c, err := instances.ReadChain(strings.NewReader(out), "stdout")
 	require.NoError(t, err)
 	assert.Equal(t, instances.Toy(), c)
-}
-
-// milpBackend says whether a MILP solver other than the enumerating referee is compiled in.
-func milpBackend() bool {
-	for _, n := range milp.Available() {
-		if n != "ref" {
-			return true
-		}
-	}
-	return false
 }

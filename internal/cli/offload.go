@@ -271,11 +271,7 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 	rep.SumU, _, _ = weightlb.TrivialBounds(p)
 	var cert *weightlb.Certified
 	// The MILP-guided row needs a real MILP backend (the pure-Go referee only enumerates).
-	real := false
-	for _, n := range milp.Available() {
-		real = real || n != "ref"
-	}
-	if withBound || real {
+	if withBound || realMILPBackend() {
 		var err error
 		if cert, err = certifiedBound(p, bs); err != nil {
 			return err
@@ -332,16 +328,17 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 	return w.Flush()
 }
 
-// solvers returns the backends SolveGuarded tries: the chosen one (or the best compiled in)
-// first, then the others compiled in, the enumerating referee excepted unless it is all there is.
+// boundSolvers returns the backends SolveGuarded tries: the chosen one (or the best compiled
+// in) first, then the other real backends compiled in (milp.Backends: never the enumerating
+// referee, nor a solver registered by someone else, such as a test's stub).
 func boundSolvers(name string) ([]milp.Solver, error) {
 	first, err := milp.Lookup(name)
 	if err != nil {
 		return nil, &UsageError{err}
 	}
 	out := []milp.Solver{first}
-	for _, n := range milp.Available() {
-		if n == first.Name() || n == "ref" {
+	for _, n := range milp.Backends() {
+		if n == first.Name() {
 			continue
 		}
 		if s, err := milp.Lookup(n); err == nil {

