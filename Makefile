@@ -38,7 +38,9 @@ test: setup python
 	CGO_ENABLED=0 $(GO) build $(PURE)
 	CGO_ENABLED=0 $(GO) vet $(PURE)
 	$(GO) vet -tags "$(TAGS)" ./...
-	$(GO) build -tags "$(TAGS)" -o bin/memsched ./cmd/memsched && MEMSCHED_BIN=$(ROOT)/bin/memsched .venv/bin/python -m pytest -q python/tests
+	$(GO) build -tags "$(TAGS)" -o bin/memsched ./cmd/memsched
+	@if [ "$${MEMSCHED_NO_VENV:-0}" = 1 ]; then echo "test: MEMSCHED_NO_VENV=1: the Python tests are not run"; \
+	else set -x; MEMSCHED_BIN=$(ROOT)/bin/memsched .venv/bin/python -m pytest -q python/tests; fi
 	$(GO) test -tags "$(TAGS)" -count=1 ./...
 	GOEXPERIMENT= $(GO) test -count=1 -run 'MinPlus|Pruned|Parallel' ./dp/
 	GOEXPERIMENT= CGO_ENABLED=0 $(GO) test -count=1 ./internal/cli/
