@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/instances"
@@ -25,6 +26,8 @@ const (
 // sequences faster than it are tried. It returns nil when no candidate is scheduled.
 //
 // seeds are sequences to schedule first (the compute streams of other strategies' schedules).
+// Without a candidate it returns a result whose Why says what it lacked (nil when it had
+// neither seeds nor tables to ask).
 // errTooLong marks a chain past C_FL's stage limit: its candidates are skipped.
 var errTooLong = errors.New("rematoffload: longer than C_FL's stage limit")
 
@@ -62,12 +65,14 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 	// it only the seeds are scheduled (a 401-stage chain made remat-offload --algo all fail).
 	short := c.Len() <= dp.MaxFloatingStages
 	var fe *dp.FloatingExact
+	var lacked []string // why a source gave no candidate, for SequenceResult.Why
 	err = errTooLong
 	if short {
 		fe, err = dp.NewFloatingExact(c, max(peak, budget), fopt)
 	}
 	switch {
 	case err == errTooLong:
+		lacked = append(lacked, fmt.Sprintf("C_FL's tables stop at %d stages", dp.MaxFloatingStages))
 	case err == nil:
 		if upper == 0 {
 			if r, err := fe.Solve(budget); err == nil && r.Feasible {
@@ -92,8 +97,12 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 			}
 		}
 	case errors.Is(err, dp.ErrStopped) || isOutOfReach(err):
+		lacked = append(lacked, "C_FL's exact table: "+err.Error())
 	default:
 		return nil, err
+	}
+	if upper == 0 && short {
+		lacked = append(lacked, "the link credit's sequences need a schedule that fits to start from")
 	}
 	if upper > 0 && short && !o.passed() {
 		lc, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Sequences: seqCandidates, Exact: eopt})
@@ -103,6 +112,7 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 				rs = append(rs, ranked{SequenceCandidate{s.Sequence, fmt.Sprintf("the link-credit relaxation's sequence at %s", instances.FormatDuration(s.Relaxed))}, s.Relaxed})
 			}
 		case errors.Is(err, dp.ErrStopped) || isOutOfReach(err) || errors.Is(err, dp.ErrLinkCreditUpper):
+			lacked = append(lacked, "the link credit's table: "+err.Error())
 		default:
 			return nil, err
 		}
@@ -116,7 +126,10 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 	}
 	if len(cands) == 0 || seqEvaluations-first.Evaluations <= 0 {
 		if len(seeds) == 0 {
-			return nil, nil
+			if len(lacked) == 0 {
+				return nil, nil
+			}
+			return &SequenceResult{Why: strings.Join(lacked, "; ")}, nil
 		}
 		return first, nil
 	}

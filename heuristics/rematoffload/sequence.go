@@ -370,6 +370,9 @@ type SequenceResult struct {
 	Source             string
 	Gaps               int
 	Tried, Evaluations int
+	// Why says, when there is no schedule because no candidate was found, what the
+	// sources lacked (C_FL's table out of reach, …).
+	Why string
 }
 
 // ScheduleSequences schedules each candidate with transfers (Sequence.CoverBy's gaps by

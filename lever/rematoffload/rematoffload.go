@@ -120,8 +120,10 @@ var Strategies = []Strategy{
 				switch {
 				case r != nil && r.Tried > 0:
 					return nil, fmt.Sprintf("none of the %d candidate sequences it scheduled fits the budget with transfers", r.Tried), nil
-				case c.Len() > dp.MaxFloatingStages && len(seeds) == 0:
-					return nil, fmt.Sprintf("no candidate sequence: no other strategy had a schedule to take the sequence of, and C_FL's tables stop at %d stages", dp.MaxFloatingStages), nil
+				case r != nil && r.Why != "" && len(seeds) == 0:
+					return nil, "no candidate sequence: no other strategy had a schedule to take the sequence of; " + r.Why, nil
+				case r != nil && r.Why != "":
+					return nil, "no candidate sequence faster than the other strategies' schedules; " + r.Why, nil
 				}
 				return nil, "no candidate sequence faster than the other strategies' schedules", nil
 			}

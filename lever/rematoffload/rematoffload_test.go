@@ -72,4 +72,5 @@ func TestSequenceOffloadSaysWhyNone(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, out.Feasible)
 	assert.Contains(t, out.Why, "no candidate sequence: no other strategy had a schedule")
+	assert.Contains(t, out.Why, "C_FL's tables stop at 200 stages", "and what its own sources lacked")
 }
