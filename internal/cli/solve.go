@@ -38,7 +38,17 @@ type SolveReport struct {
 	// Refused is the evidence when memsched's re-check refused the solver's answer (status
 	// solver-error): what the solver claimed and what its point violates.
 	Refused string `json:"refused,omitempty"`
+	// Note qualifies the solver's claim where memsched knows it can be wrong (lp_solve's
+	// optimality on a MIP).
+	Note string `json:"note,omitempty"`
 }
+
+// lpsolveMIPNote is Note for lp_solve's "optimal" on a model with integer columns: golp gives
+// no best-bound query, so its bound is its incumbent's objective, and its branch and bound
+// has pruned the optimum on memsched's own models (on the exported chain-exact remat MILP of
+// `gen random --seed 8 --stages 8` at 30 %: 35.79 "optimal" where HiGHS and cbc prove 29.37;
+// other branching rules give 29.37, 32.81 or 37.72, each called optimal).
+const lpsolveMIPNote = "lp_solve's optimality on a MIP is its own word, not a proof: its branch and bound has called non-optimal points optimal on memsched's models (docs/checkmate.md); check with HiGHS or cbc"
 
 func newSolveCmd(io *IO) *cobra.Command {
 	opts := &SolveOptions{}
@@ -125,6 +135,9 @@ func runSolve(opts *SolveOptions, io *IO) error {
 	}
 	rep.Bound = finite(res.Bound)
 	rep.Refused = res.Refused
+	if res.Solver == "lpsolve" && res.Status == milp.Optimal && hasIntegers(m) {
+		rep.Note = lpsolveMIPNote
+	}
 	if io.JSON {
 		return io.PrintJSON(rep)
 	}
@@ -145,7 +158,20 @@ func runSolve(opts *SolveOptions, io *IO) error {
 	if rep.Refused != "" {
 		fmt.Fprintf(w, "refused\t%s\n", rep.Refused)
 	}
+	if rep.Note != "" {
+		fmt.Fprintf(w, "note\t%s\n", rep.Note)
+	}
 	return w.Flush()
+}
+
+// hasIntegers says whether m has an integer or binary column.
+func hasIntegers(m *model.Model) bool {
+	for j := 0; j < m.NumVars(); j++ {
+		if m.VarType(model.Var(j)) != model.Continuous {
+			return true
+		}
+	}
+	return false
 }
 
 // finite returns &x, or nil (JSON null, "-" in text) for NaN and ±Inf: a value the solver did

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/milptest"
 	"github.com/memsched/memsched/model/mpsfile"
 )
@@ -128,4 +130,27 @@ func TestSolveBadLPLine(t *testing.T) {
 	code, _, stderr := run(t, "solve", bad, "--solver", "ref")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "line 4")
+}
+
+// TestSolveLpsolveMIPNote: lp_solve's "optimal" on a MIP comes with a note that it is its own
+// word (its branch and bound has called non-optimal points optimal on memsched's models); on
+// an LP, and for HiGHS, there is none.
+func TestSolveLpsolveMIPNote(t *testing.T) {
+	if !slices.Contains(milp.Backends(), "lpsolve") {
+		t.Skip("lp_solve is not compiled in")
+	}
+	for _, tc := range []struct {
+		problem, solver string
+		note            bool
+	}{{"mip-knapsack", "lpsolve", true}, {"lp-basic", "lpsolve", false}, {"mip-knapsack", "highs", false}} {
+		if !slices.Contains(milp.Backends(), tc.solver) {
+			continue
+		}
+		code, out, stderr := run(t, "solve", writeProblem(t, tc.problem), "--solver", tc.solver, "--json")
+		require.Equal(t, 0, code, stderr)
+		var rep SolveReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.Equal(t, "optimal", rep.Status, tc)
+		assert.Equal(t, tc.note, rep.Note == lpsolveMIPNote, "%+v: %q", tc, rep.Note)
+	}
 }
