@@ -65,6 +65,17 @@ type LinkCreditResult struct {
 // makespan of a schedule that fits (a bug in the caller, or in the bound).
 var ErrLinkCreditUpper = errors.New("dp: the link-credit relaxation has no makespan up to the upper bound given: it is not a verified schedule's")
 
+// LinkCreditScopeError says that the link credit does not apply to the chain: its table is
+// C_FL's, at most MaxFloatingStages stages. A scope, not a failure: callers say "not run".
+type LinkCreditScopeError struct{ Stages int }
+
+func (e *LinkCreditScopeError) Error() string { return "dp: link credit: " + e.Reason() }
+
+// Reason is the error without its package prefix, for a report's "not run: …".
+func (e *LinkCreditScopeError) Reason() string {
+	return fmt.Sprintf("its C_FL table takes at most %d stages, the chain has %d", MaxFloatingStages, e.Stages)
+}
+
 // LinkCredit returns a lower bound on the makespan of every schedule of rematerialization
 // and activation offloading together (SPEC §6, strict timing: any 004 sequence, any
 // transfers of stored tensors on one half-duplex link of beta bytes per second) of chain c
@@ -112,6 +123,11 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 		return LinkCreditResult{}, fmt.Errorf("dp: link credit: the upper bound %g must be finite and ≥ 0", o.Upper)
 	}
 	n := c.Len()
+	if n > MaxFloatingStages {
+		// Before anything else: past C_FL's stages a schedule a few ulps below Σu was taken for
+		// ErrLinkCreditUpper, and otherwise the table's refusal read as remat's advice.
+		return LinkCreditResult{}, &LinkCreditScopeError{Stages: n}
+	}
 	h, first := linkCredits(c)
 	res := LinkCreditResult{Credit: h, First: first}
 	sumU := c.ComputeTime()

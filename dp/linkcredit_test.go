@@ -116,4 +116,13 @@ func TestLinkCreditUpperAtSumU(t *testing.T) {
 	require.Equal(t, below, r.Bound)
 	_, err = dp.LinkCredit(c, 1<<30, 12e9, dp.LinkCreditOptions{Upper: 0.99 * sumU})
 	require.ErrorIs(t, err, dp.ErrLinkCreditUpper)
+
+	// Past C_FL's stages the credit is out of scope, whatever the upper end: said first.
+	long := instances.Random(rand.New(rand.NewPCG(3, 201)), instances.RandomParams{Stages: dp.MaxFloatingStages + 1, MaxSize: 64 << 20, MaxTime: 0.01})
+	for _, upper := range []float64{math.Nextafter(long.ComputeTime(), 0), 2 * long.ComputeTime()} {
+		_, err = dp.LinkCredit(long, 1<<30, 12e9, dp.LinkCreditOptions{Upper: upper})
+		var se *dp.LinkCreditScopeError
+		require.ErrorAs(t, err, &se)
+		require.Equal(t, "its C_FL table takes at most 200 stages, the chain has 201", se.Reason())
+	}
 }

@@ -101,11 +101,6 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 	if ctx.Err() != nil {
 		return creditResult{notes: []string{"link credit: not run, no time left in the lever's share"}}
 	}
-	if n := in.Chain.Len(); n > dp.MaxFloatingStages {
-		// Its table is C_FL's: a scope, not an error (remat's "use the persistent
-		// algorithm" would not apply).
-		return creditResult{notes: []string{fmt.Sprintf("link credit: not run: its C_FL table takes at most %d stages, the chain has %d", dp.MaxFloatingStages, n)}}
-	}
 	start := time.Now()
 	// The whole-tensor probes get half of what is left of the share (the exhaustive search
 	// and the relaxation MILP come after); the fluid table all of it.
@@ -119,7 +114,10 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 		Exact: dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints, MaxMemory: maxMemory, Stop: ctx.Done()}})
 	var be *dp.BreakpointError
 	var tl *dp.TooLargeError
+	var se *dp.LinkCreditScopeError
 	switch {
+	case errors.As(err, &se):
+		return creditResult{notes: []string{"link credit: not run: " + se.Reason()}}
 	case errors.Is(err, dp.ErrStopped):
 		return creditResult{notes: []string{fmt.Sprintf("link credit: stopped at the end of the lever's time share (%.1f s)", time.Since(start).Seconds())}}
 	case errors.As(err, &be), errors.As(err, &tl):

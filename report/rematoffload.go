@@ -126,7 +126,7 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 	// behind that one, and as the strategies' upper end and sequence-offload's seed it
 	// prunes them (a 400-stage chain at 2 GiB: act-offload's 4062.93 ms, optimal, was never
 	// reached, while remat-then-offload took the whole share for 4341 ms).
-	actRow, actSeq, actOK := actOffloadRowWithin(ctx, in, budget, time.Until(shareEnd(ctx))/4)
+	actRow, actSeq, actOK := actOffloadRowWithin(ctx, in, budget)
 	if actOK && actRow.Feasible {
 		cs.upper = actRow.Makespan
 		cs.seeds = append(cs.seeds, actSeq)
@@ -166,12 +166,12 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 	return lr, ctx.Err()
 }
 
-// actOffloadRowWithin is actOffloadRow within ctx and at most limit (none when ≤ 0 and ctx
-// has no deadline): the conversion and its replay are quadratic in the chain's length (30 s on
-// a 20 001-stage chain, with a 3.8 s share) and do not look at a clock, so they run beside the
-// lever and are abandoned at the end — the row then says so, and the goroutine ends on its own
-// (it only reads its inputs). It also returns the schedule's compute sequence.
-func actOffloadRowWithin(ctx context.Context, in Input, budget int64, limit time.Duration) (Row, schedule.Sequence, bool) {
+// actOffloadRowWithin is actOffloadRow within a quarter of what is left of ctx's share: the
+// conversion and its replay are quadratic in the chain's length (30 s on a 20 001-stage chain,
+// with a 3.8 s share) and do not look at a clock, so they run beside the lever and are
+// abandoned at the end — the row then says so, and the goroutine ends on its own (it only
+// reads its inputs). It also returns the schedule's compute sequence.
+func actOffloadRowWithin(ctx context.Context, in Input, budget int64) (Row, schedule.Sequence, bool) {
 	if ctx.Err() != nil {
 		if lr := in.Earlier["act-offload"]; lr == nil {
 			return Row{}, nil, false
@@ -188,9 +188,9 @@ func actOffloadRowWithin(ctx context.Context, in Input, budget int64, limit time
 		row, seq, ok := actOffloadRow(in, budget)
 		done <- result{row, seq, ok}
 	}()
-	var timeout <-chan time.Time
-	if _, ok := ctx.Deadline(); ok && limit > 0 {
-		t := time.NewTimer(limit)
+	var timeout <-chan time.Time // nil without a deadline: never
+	if dl, ok := ctx.Deadline(); ok {
+		t := time.NewTimer(time.Until(dl) / 4)
 		defer t.Stop()
 		timeout = t.C
 	}
@@ -203,14 +203,6 @@ func actOffloadRowWithin(ctx context.Context, in Input, budget int64, limit time
 	case <-timeout:
 		return stopped, nil, true
 	}
-}
-
-// shareEnd is ctx's deadline, or a time far away when it has none.
-func shareEnd(ctx context.Context) time.Time {
-	if dl, ok := ctx.Deadline(); ok {
-		return dl
-	}
-	return time.Now().Add(24 * time.Hour)
 }
 
 // actOffloadRow is the act-offload lever's best schedule, when it ran earlier in this

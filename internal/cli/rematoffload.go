@@ -549,16 +549,16 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 		lc.Note = "not run: the time limit (--time-limit) was spent by the algorithms"
 		return nil
 	}
-	if n := c.Len(); n > dp.MaxFloatingStages {
-		// A scope, not a failure: it made remat-offload --algo all exit on a 400-stage chain.
-		lc.Note = fmt.Sprintf("not run: its C_FL table takes at most %d stages, the chain has %d", dp.MaxFloatingStages, n)
-		return nil
-	}
 	start := time.Now()
 	r, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Whole: true, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
 	var be *dp.BreakpointError
 	var tl *dp.TooLargeError
+	var se *dp.LinkCreditScopeError
 	switch {
+	case errors.As(err, &se):
+		// A scope, not a failure: it made remat-offload --algo all exit on a 400-stage chain.
+		lc.Note = "not run: " + se.Reason()
+		return nil
 	case errors.Is(err, dp.ErrStopped):
 		lc.Note = fmt.Sprintf("stopped at the time limit (--time-limit) after %.2f s", time.Since(start).Seconds())
 		return nil

@@ -69,7 +69,7 @@ type Strategy struct {
 	// strict makespan.
 	alt func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.CombinedPlan, error)
 	// direct, when set instead of plan, gives a schedule outside the class (no plan) and
-	// where it comes from.
+	// where it comes from; without a schedule, the string says why (Outcome.Why).
 	direct func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.Combined, string, error)
 }
 
