@@ -108,14 +108,21 @@ func TestLinkCreditAgainstReferees(t *testing.T) {
 // remat-offload exit 1 on a 150-stage chain where offload-then-remat met Σu). Clearly below
 // Σu it is still an error: no schedule computes for less.
 func TestLinkCreditUpperAtSumU(t *testing.T) {
-	c := instances.Random(rand.New(rand.NewPCG(3, 150)), instances.RandomParams{Stages: 150, MaxSize: 64 << 20, MaxTime: 0.01, WithABar: true, WithOverheads: true})
-	sumU := c.ComputeTime()
-	below := math.Nextafter(math.Nextafter(sumU, 0), 0)
-	r, err := dp.LinkCredit(c, 1<<30, 12e9, dp.LinkCreditOptions{Upper: below})
-	require.NoError(t, err)
-	require.Equal(t, below, r.Bound)
-	_, err = dp.LinkCredit(c, 1<<30, 12e9, dp.LinkCreditOptions{Upper: 0.99 * sumU})
-	require.ErrorIs(t, err, dp.ErrLinkCreditUpper)
+	// MiB scale (the CLI's case) and byte scale alike: the case is one of times, not sizes.
+	for _, sc := range []struct {
+		maxSize, budget int64
+		beta            float64
+	}{{64 << 20, 1 << 30, 12e9}, {1024, 20000, 1e5}} {
+		c := instances.Random(rand.New(rand.NewPCG(3, 150)), instances.RandomParams{Stages: 150, MaxSize: sc.maxSize, MaxTime: 0.01, WithABar: true, WithOverheads: true})
+		sumU := c.ComputeTime()
+		below := math.Nextafter(math.Nextafter(sumU, 0), 0)
+		r, err := dp.LinkCredit(c, sc.budget, sc.beta, dp.LinkCreditOptions{Upper: below})
+		require.NoError(t, err)
+		require.Equal(t, below, r.Bound)
+		_, err = dp.LinkCredit(c, sc.budget, sc.beta, dp.LinkCreditOptions{Upper: 0.99 * sumU})
+		require.ErrorIs(t, err, dp.ErrLinkCreditUpper)
+	}
+	var err error
 
 	// Past C_FL's stages the credit is out of scope, whatever the upper end: said first.
 	long := instances.Random(rand.New(rand.NewPCG(3, 201)), instances.RandomParams{Stages: dp.MaxFloatingStages + 1, MaxSize: 64 << 20, MaxTime: 0.01})
