@@ -267,6 +267,32 @@ func TestTimeLimitsHold(t *testing.T) {
 		}
 		assert.Positive(t, stopped, "what the limit stopped says so")
 	})
+	t.Run("certify 2001 stages, tight memory", func(t *testing.T) {
+		// At 500 MiB (the smallest feasible budget is 361 MiB) one no-wait simulation of the
+		// act-offload lever's local search took seconds and did not read the stop: certify
+		// --time-limit 10 ran 22 s (the lever 18–23 s of a 3.3 s share).
+		// And at 2 GiB, where act-offload's schedule meets Σu (with --time-limit 10
+		// sequence-offload, seeded with it, replayed it 6 s past the combined lever's 2.8 s
+		// share, 16.4 s in all; with 5 s the seed comes too late to show it).
+		c2001 := genChain(t, dir, "c2001t.json", "random", "--seed", "1", "--stages", "2001")
+		for _, mem := range []string{"500MiB", "2GiB"} {
+			code, out, stderr, wall := timed("certify", "--chain", c2001, "--mem", mem, "--bandwidth", "12GB/s", "--time-limit", "5", "--json")
+			require.Equal(t, 0, code, stderr)
+			withinLimit(t, "certify at "+mem, 5, wall)
+			var rep struct {
+				Levers map[string]struct {
+					Seconds    float64 `json:"seconds"`
+					TimeBudget float64 `json:"time_budget_seconds"`
+				} `json:"levers"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &rep))
+			for name, lv := range rep.Levers {
+				if lv.TimeBudget > 0 {
+					assert.LessOrEqual(t, lv.Seconds, 1.25*lv.TimeBudget+1, "%s at %s: a lever keeps to its share", name, mem)
+				}
+			}
+		}
+	})
 	t.Run("pipeline", func(t *testing.T) {
 		// On 2001 stages the store-all costs of every part were built one by one (O(L³)), the
 		// baselines ran without the limit and the stopped planner completed its seed without
