@@ -50,12 +50,37 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 	// came only after both, past a 10 s certify share). Their best schedule then prunes the
 	// tables as upper does: a sequence computes for at least its value.
 	first := &SequenceResult{}
+	var lacked []string // why a source gave no candidate, for SequenceResult.Why
 	if len(seeds) > 0 {
 		if first, err = ScheduleSequences(c, budget, beta, seeds, o, seqEvaluations); err != nil {
 			return nil, err
 		}
 		if first.Report != nil && (upper == 0 || first.Report.Makespan < upper) {
 			upper = first.Report.Makespan
+		}
+	}
+	// Alone (remat-offload --algo sequence-offload) nothing else has a schedule to start from:
+	// C_MP with slots (rotor's table, sizes rounded up, so that its sequence fits in bytes)
+	// gives one in a fraction of a second, and its makespan prunes C_FL's table as upper does.
+	// Without it, `gen random --seed 3 --stages 150` at 3 GiB spent the whole --time-limit on
+	// C_FL's exact table and had no candidate.
+	if len(seeds) == 0 && upper == 0 {
+		r, err := dp.SolvePersistent(c, budget, dp.Options{Slots: o.slots(), MaxMemory: o.maxMemory(), Stop: stop})
+		switch {
+		case err == nil && r.Feasible:
+			cand := SequenceCandidate{r.Sequence, fmt.Sprintf("C_MP's sequence with %d slots", o.slots())}
+			if first, err = ScheduleSequences(c, budget, beta, []SequenceCandidate{cand}, o, seqEvaluations); err != nil {
+				return nil, err
+			}
+			if first.Report != nil {
+				upper = first.Report.Makespan
+			}
+		case err == nil:
+			// No persistent sequence fits with sizes rounded up: the exact tables may still.
+		case errors.Is(err, dp.ErrStopped) || isOutOfReach(err):
+			lacked = append(lacked, "C_MP's table: "+err.Error())
+		default:
+			return nil, err
 		}
 	}
 	// C_FL's frontier above the budget, pruned by upper.
@@ -65,7 +90,6 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 	// it only the seeds are scheduled (a 401-stage chain made remat-offload --algo all fail).
 	short := c.Len() <= dp.MaxFloatingStages
 	var fe *dp.FloatingExact
-	var lacked []string // why a source gave no candidate, for SequenceResult.Why
 	err = errTooLong
 	if short {
 		fe, err = dp.NewFloatingExact(c, max(peak, budget), fopt)
@@ -125,11 +149,14 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 		cands = append(cands, r.c)
 	}
 	if len(cands) == 0 || seqEvaluations-first.Evaluations <= 0 {
-		if len(seeds) == 0 {
+		if first.Tried == 0 {
 			if len(lacked) == 0 {
 				return nil, nil
 			}
 			return &SequenceResult{Why: strings.Join(lacked, "; ")}, nil
+		}
+		if first.Report == nil {
+			first.Why = strings.Join(lacked, "; ")
 		}
 		return first, nil
 	}
