@@ -78,6 +78,13 @@ func Exact(p *act.Problem, o ExactOptions) (*Result, ExactStatus, error) {
 	if err := p.Validate(); err != nil {
 		return nil, Optimal, err
 	}
+	if p.MinMemory() > p.MGPU {
+		// No schedule at all: an operation's own inputs, outputs and temporaries exceed M_GPU
+		// with every other activation away. The search proved it only by exhausting its nodes
+		// or the time (offload-act --algo all on a 40-stage chain 10 % below that: the whole
+		// --time-limit, 60 s, and "none found").
+		return &Result{}, Optimal, nil
+	}
 	e := &exact{p: p, n: p.L() + 1, need: max(0, p.Peak()-p.MGPU), best: math.Inf(1), searchBudget: searchBudget{max: o.MaxNodes, stop: o.Stop}}
 	if o.Cutoff > 0 {
 		e.best = o.Cutoff

@@ -71,3 +71,32 @@ func TestHeuristicsStop(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, v1, v2)
 }
+
+// TestExactProvesTooSmallAtOnce: below MinMemory no schedule exists (an operation's own
+// tensors exceed M_GPU); the exact search says so at once, Optimal without a schedule. It
+// searched to its limit before (offload-act --algo all on a 40-stage TiB-scale chain: the
+// whole --time-limit, 60 s, "none found"); the stop closed after 2 s made that Stopped.
+func TestExactProvesTooSmallAtOnce(t *testing.T) {
+	for _, scale := range []int64{64, 1 << 40} {
+		c := instances.Random(rand.New(rand.NewPCG(939079, 40)), instances.RandomParams{Stages: 40, MaxSize: scale, MaxTime: 0.01, WithABar: true, WithOverheads: true})
+		p0, err := act.FromChain(c, 1, 12e9)
+		require.NoError(t, err)
+		p, err := act.FromChain(c, p0.MinMemory()-1, 12e9)
+		require.NoError(t, err)
+		stop := make(chan struct{})
+		tm := time.AfterFunc(2*time.Second, func() { close(stop) })
+		r, st, err := Exact(p, ExactOptions{Stop: stop})
+		tm.Stop()
+		require.NoError(t, err)
+		assert.Equal(t, Optimal, st, "scale %d: proven, not stopped", scale)
+		assert.False(t, r.Feasible)
+		// One byte more and the same search may find one: the early answer is only below it.
+		p1, err := act.FromChain(c, p0.MinMemory(), 12e9)
+		require.NoError(t, err)
+		stop1 := make(chan struct{})
+		close(stop1)
+		_, st1, err := Exact(p1, ExactOptions{Stop: stop1})
+		require.NoError(t, err)
+		assert.NotEqual(t, Optimal, st1, "scale %d: at MinMemory the search has to run", scale)
+	}
+}
