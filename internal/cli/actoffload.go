@@ -320,9 +320,9 @@ func actMILPCertificate(mi *actmilp.Solution) string {
 		}
 		return msg
 	case mi.Status == milp.Optimal:
-		return fmt.Sprintf("optimum of the exact MILP of Problem 1 (milp/actmilp), %srelative gap %.2g", solver, mi.Gap)
+		return fmt.Sprintf("optimum of the exact MILP of Problem 1 (milp/actmilp), %srelative gap %s", solver, milp.GapText(mi.Gap))
 	}
-	return fmt.Sprintf("proven dual bound of the exact MILP of Problem 1 (milp/actmilp) at %s, %srelative gap %.3g", mi.Status, solver, mi.Gap)
+	return fmt.Sprintf("proven dual bound of the exact MILP of Problem 1 (milp/actmilp) at %s, %srelative gap %s", mi.Status, solver, milp.GapText(mi.Gap))
 }
 
 // runActMILP solves the exact MILP from start (the best schedule at hand; nil: the best of

@@ -177,9 +177,9 @@ func evalCuts(p *pl.Problem, cuts []int, o Options) *dpl.Result {
 // statusText describes a solve for a bound's certified_by.
 func statusText(sol *pipemilp.Solution) string {
 	if sol.Status == milp.Optimal {
-		return fmt.Sprintf("optimum (%s, relative gap %.2g)", sol.Solver, sol.Gap)
+		return fmt.Sprintf("optimum (%s, relative gap %s)", sol.Solver, milp.GapText(sol.Gap))
 	}
-	return fmt.Sprintf("proven dual bound at %s (%s, relative gap %.2g)", sol.Status, sol.Solver, sol.Gap)
+	return fmt.Sprintf("proven dual bound at %s (%s, relative gap %s)", sol.Status, sol.Solver, milp.GapText(sol.Gap))
 }
 
 // milpOutcome turns a solve into the strategy's result and records its bound.
@@ -197,8 +197,8 @@ func milpOutcome(sol *pipemilp.Solution, b Bound) *dpl.Result {
 		shown = "the plan shown is the " + orNone(sol.From) + "'s"
 	}
 	var notes []string
-	notes = append(notes, fmt.Sprintf("status %s, the model's value at its incumbent %s, bound %.6g s, gap %.3g, %.2f s; %s",
-		sol.Status, fmtSecs(sol.Value), sol.Bound, sol.Gap, sol.Seconds, shown))
+	notes = append(notes, fmt.Sprintf("status %s, the model's value at its incumbent %s, bound %s, gap %s, %.2f s; %s",
+		sol.Status, fmtSecs(sol.Value), fmtSecs(sol.Bound), milp.GapText(sol.Gap), sol.Seconds, shown))
 	if sol.Note != "" {
 		notes = append(notes, sol.Note)
 	}
@@ -229,8 +229,11 @@ func milpOutcome(sol *pipemilp.Solution, b Bound) *dpl.Result {
 }
 
 func fmtSecs(v float64) string {
-	if math.IsNaN(v) {
+	switch {
+	case math.IsNaN(v):
 		return "none"
+	case math.IsInf(v, 1):
+		return "+∞ (infeasible)"
 	}
 	return fmt.Sprintf("%.6g s", v)
 }

@@ -182,7 +182,7 @@ func LowerBound(ctx context.Context, p *offload.Problem, opt Options) (*Certifie
 			if g.Status != milp.Optimal {
 				what = "proven dual bound at " + g.Status.String()
 			}
-			c.CertifiedBy = fmt.Sprintf("MILP (002 §6 corrected) %s, %s, relative gap %.2g", what, g.Solver, g.Gap)
+			c.CertifiedBy = fmt.Sprintf("MILP (002 §6 corrected) %s, %s, relative gap %s", what, g.Solver, milp.GapText(g.Gap))
 		}
 	}
 	if g.HasSolution {
