@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -221,4 +222,67 @@ func TestBoundActOffloadSplitIncumbent(t *testing.T) {
 	assert.Zero(t, *rep.Gap)
 	assert.Equal(t, "split", rep.IncumbentFrom)
 	assert.True(t, rep.Optimal)
+}
+
+// TestOffloadActSplitStops: on `gen random --seed 707244 --stages 20` (64 MiB, 10 ms) at
+// 1040653605 B, 12 GB/s, the peak split's search over count vectors did not look at the
+// clock: offload-act --algo all took 135 s under --time-limit 60, its heuristics "stopped
+// before they had a schedule" (the bound's split ran before them, past its share) and the
+// split's strategy took what was left. Now the bound stops at its share, the strategy, which
+// would get less time than it had, is not run and says why, and the exact search runs.
+// Heavy: about 20 s.
+func TestOffloadActSplitStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("heavy: the bounds take their share of --time-limit")
+	}
+	dir := t.TempDir()
+	c := genChain(t, dir, "r20.json", "random", "--seed", "707244", "--stages", "20", "--max-size", "64MiB", "--max-time", "0.01", "--weights")
+	start := time.Now()
+	code, out, stderr := run(t, "offload-act", "--chain", c, "--mem", "1040653605", "--bandwidth", "12GB/s", "--algo", "all", "--time-limit", "20", "--json")
+	wall := time.Since(start)
+	require.Equal(t, 0, code, stderr)
+	withinLimit(t, "offload-act --algo all", 20, wall)
+	var rep ActReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	byAlgo := map[string]ActResult{}
+	for _, r := range rep.Results {
+		byAlgo[r.Algo] = r
+	}
+	require.True(t, byAlgo["greedy"].Feasible, "greedy runs after the bounds' share")
+	require.NotNil(t, byAlgo["greedy"].Ratio)
+	assert.InDelta(t, 1, *byAlgo["greedy"].Ratio, 1e-9, "greedy meets the bound (Σu)")
+	assert.Nil(t, rep.LowerBounds.Split, "the split bound stopped: no value")
+	assert.Contains(t, byAlgo["split"].Status, "not run: the peak split's search did not end")
+	assert.NotContains(t, byAlgo["exact"].Status, "not run", "the exact search gets the time")
+
+	// certify's act-offload lever ran the same split past its share: 124 s under
+	// --time-limit 20, the remat-offload and weight-offload levers "not run (time)"; and
+	// bound --problem act-offload 118 s.
+	for _, args := range [][]string{
+		{"certify", "--chain", c, "--mem", "1040653605", "--bandwidth", "12GB/s", "--time-limit", "10", "--json"},
+		{"bound", "--problem", "act-offload", "--chain", c, "--mem", "1040653605", "--bandwidth", "12GB/s", "--time-limit", "10"},
+	} {
+		start := time.Now()
+		code, _, stderr := run(t, args...)
+		require.Equal(t, 0, code, stderr)
+		withinLimit(t, args[0], 10, time.Since(start))
+	}
+}
+
+// TestOffloadActEventsStatus: the event search's row says how the search ended. It said
+// "optimal" whether or not the search ended: on a 20-stage random chain, "events (optimal)"
+// at 246.90 ms beside a bound of 208.69 ms, which the exact search later reached. With
+// --max-nodes 20 on the 3-partition instance it stops at its node limit (200 nodes) with
+// the optimum in hand, proven by the fractional bound, not by itself.
+func TestOffloadActEventsStatus(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a3.json")
+	code, _, stderr := run(t, "gen", "act-3partition", "--values", "6,7,6,7,6,8", "-o", path)
+	require.Equal(t, 0, code, stderr)
+	code, out, stderr := run(t, "offload-act", "--chain", path, "--mem", "40B", "--bandwidth", "20B/s", "--algo", "exact", "--max-nodes", "20")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `events \(node-limit\)\s+4000.00 ms\s+1.0000`, out)
+	assert.NotContains(t, out, "optimum (exact)", "no complete search, no exact bound")
+	code, out, stderr = run(t, "offload-act", "--chain", path, "--mem", "40B", "--bandwidth", "20B/s", "--algo", "exact", "--max-nodes", "100")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "optimum (exact)")
 }
