@@ -262,17 +262,18 @@ func TestOffloadActSplitStops(t *testing.T) {
 	assert.Contains(t, out, "split (stopped at the time limit)")
 
 	// certify's act-offload lever ran the same split past its share: 124 s under
-	// --time-limit 20, the remat-offload and weight-offload levers "not run (time)"; and
-	// bound --problem act-offload 118 s.
-	for _, args := range [][]string{
-		{"certify", "--chain", c, "--mem", "1040653605", "--bandwidth", "12GB/s", "--time-limit", "10", "--json"},
-		{"bound", "--problem", "act-offload", "--chain", c, "--mem", "1040653605", "--bandwidth", "12GB/s", "--time-limit", "10"},
-	} {
-		start := time.Now()
-		code, _, stderr := run(t, args...)
-		require.Equal(t, 0, code, stderr)
-		withinLimit(t, args[0], 10, time.Since(start))
-	}
+	// --time-limit 20, the remat-offload and weight-offload levers "not run (time)".
+	start = time.Now()
+	code, _, stderr = run(t, "certify", "--chain", c, "--mem", "1040653605", "--bandwidth", "12GB/s", "--time-limit", "10", "--json")
+	require.Equal(t, 0, code, stderr)
+	withinLimit(t, "certify", 10, time.Since(start))
+	// bound --problem act-offload took 118 s: every bound is computed there (it is the
+	// command's purpose), the split's within half of the limit.
+	start = time.Now()
+	code, out, stderr = run(t, "bound", "--problem", "act-offload", "--chain", c, "--mem", "1040653605", "--bandwidth", "12GB/s", "--time-limit", "10")
+	require.Equal(t, 0, code, stderr)
+	withinLimit(t, "bound", 10, time.Since(start))
+	assert.Contains(t, out, "proven optimal")
 }
 
 // TestOffloadActEventsStatus: the event search's row says how the search ended. It said
