@@ -205,7 +205,7 @@ func Bounds(p *pl.Problem, o Options, exact *Outcome) (bs []Bound, notes []strin
 		if o.Remat {
 			class = "each part storing everything or running a persistent 004 sequence (rotor's class)"
 		}
-		bs = append(bs, Bound{"branch and bound", exact.Bound, "exhaustive branch and bound over allocations, finished: no plan fits (+Inf)",
+		bs = append(bs, Bound{"branch and bound", exact.Bound, "exhaustive branch and bound over allocations, finished: no plan fits",
 			fmt.Sprintf("contiguous allocations on ≤ %d GPUs, %s, %s", p.GPUs, p.Schedule, class)})
 	}
 	if exact != nil && exact.Result != nil && exact.Searched && !math.IsInf(exact.Bound, 1) && exact.Bound > 0 {
