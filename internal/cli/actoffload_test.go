@@ -263,10 +263,22 @@ func TestOffloadActSplitStops(t *testing.T) {
 
 	// certify's act-offload lever ran the same split past its share: 124 s under
 	// --time-limit 20, the remat-offload and weight-offload levers "not run (time)".
+	// Now the split's strategy is not run once a row meets the bound (as the exact search).
 	start = time.Now()
-	code, _, stderr = run(t, "certify", "--chain", c, "--mem", "1040653605", "--bandwidth", "12GB/s", "--time-limit", "10", "--json")
+	code, out, stderr = run(t, "certify", "--chain", c, "--mem", "1040653605", "--bandwidth", "12GB/s", "--time-limit", "10", "--json")
 	require.Equal(t, 0, code, stderr)
 	withinLimit(t, "certify", 10, time.Since(start))
+	var cert struct {
+		Levers map[string]struct {
+			Strategies []struct{ Strategy, Note string } `json:"strategies"`
+		} `json:"levers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &cert))
+	notes := map[string]string{}
+	for _, r := range cert.Levers["act-offload"].Strategies {
+		notes[r.Strategy] = r.Note
+	}
+	assert.Equal(t, "not run: the greedy row is proven optimal", notes["split"])
 	// bound --problem act-offload took 118 s: every bound is computed there (it is the
 	// command's purpose), the split's within half of the limit.
 	start = time.Now()
