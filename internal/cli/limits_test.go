@@ -167,6 +167,24 @@ func withinLimit(t *testing.T, what string, limit float64, wall time.Duration) {
 	assert.LessOrEqual(t, wall.Seconds(), 1.25*limit+2, "%s: %.1f s under --time-limit %g", what, wall.Seconds(), limit)
 }
 
+// leversWithinShares checks, in certify's JSON out, that every lever with a time share kept to
+// it (a quarter and 1 s on top, as withinLimit); where names the run in the messages.
+func leversWithinShares(t *testing.T, out, where string) {
+	t.Helper()
+	var rep struct {
+		Levers map[string]struct {
+			Seconds    float64 `json:"seconds"`
+			TimeBudget float64 `json:"time_budget_seconds"`
+		} `json:"levers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	for name, lv := range rep.Levers {
+		if lv.TimeBudget > 0 {
+			assert.LessOrEqual(t, lv.Seconds, 1.25*lv.TimeBudget+1, "%s%s: a lever keeps to its share", name, where)
+		}
+	}
+}
+
 // genChain writes a chain with `memsched gen` args into dir and returns its path.
 func genChain(t *testing.T, dir, name string, args ...string) string {
 	t.Helper()
@@ -235,18 +253,7 @@ func TestTimeLimitsHold(t *testing.T) {
 		code, out, stderr, wall := timed("certify", "--chain", c20k, "--mem", "2GiB", "--bandwidth", "12GB/s", "--time-limit", "5", "--json")
 		require.Equal(t, 0, code, stderr)
 		withinLimit(t, "certify", 5, wall)
-		var rep struct {
-			Levers map[string]struct {
-				Seconds    float64 `json:"seconds"`
-				TimeBudget float64 `json:"time_budget_seconds"`
-			} `json:"levers"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(out), &rep))
-		for name, lv := range rep.Levers {
-			if lv.TimeBudget > 0 {
-				assert.LessOrEqual(t, lv.Seconds, 1.25*lv.TimeBudget+1, "%s: a lever keeps to its share", name)
-			}
-		}
+		leversWithinShares(t, out, "")
 	})
 	t.Run("bound act-offload", func(t *testing.T) {
 		code, _, stderr, wall := timed("bound", "--problem", "act-offload", "--chain", c401, "--mem", "1GiB", "--bandwidth", "12GB/s", "--time-limit", "3")
@@ -279,18 +286,7 @@ func TestTimeLimitsHold(t *testing.T) {
 			code, out, stderr, wall := timed("certify", "--chain", c2001, "--mem", mem, "--bandwidth", "12GB/s", "--time-limit", "5", "--json")
 			require.Equal(t, 0, code, stderr)
 			withinLimit(t, "certify at "+mem, 5, wall)
-			var rep struct {
-				Levers map[string]struct {
-					Seconds    float64 `json:"seconds"`
-					TimeBudget float64 `json:"time_budget_seconds"`
-				} `json:"levers"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(out), &rep))
-			for name, lv := range rep.Levers {
-				if lv.TimeBudget > 0 {
-					assert.LessOrEqual(t, lv.Seconds, 1.25*lv.TimeBudget+1, "%s at %s: a lever keeps to its share", name, mem)
-				}
-			}
+			leversWithinShares(t, out, " at "+mem)
 		}
 	})
 	t.Run("pipeline", func(t *testing.T) {
