@@ -39,6 +39,13 @@ func InitialState(c *instances.Chain) RematState {
 	return s
 }
 
+// Clone returns a copy of s that shares nothing with it (and keeps its stored size, so that
+// Memory stays O(1)).
+func (s RematState) Clone() RematState {
+	s.Acts = append([]Act(nil), s.Acts...)
+	return s
+}
+
 // Memory returns the bytes stored in s.
 func (s RematState) Memory(c *instances.Chain) int64 {
 	if s.known {

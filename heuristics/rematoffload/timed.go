@@ -105,6 +105,25 @@ func FromTimedShift(c *instances.Chain, s *schedule.Timed, beta float64, mode Sh
 		order[j] = j
 	}
 	sort.SliceStable(order, func(a, b int) bool { return s.Transfers[order[a]].Start < s.Transfers[order[b]].Start })
+	// lastBefore(x) is the last operation that starts and ends by x. The operations run one
+	// after another, so their ends ascend and a binary search finds it; a schedule whose do
+	// not is scanned whole. (Scanning per transfer was quadratic: 16 s on 20 001 stages.)
+	sorted := true
+	for i := 1; i < len(opEnd); i++ {
+		sorted = sorted && opEnd[i-1] <= opEnd[i] && s.Ops[i-1].Start <= s.Ops[i].Start
+	}
+	lastBefore := func(x float64) int {
+		if sorted {
+			return sort.Search(len(opEnd), func(i int) bool { return opEnd[i] > x || s.Ops[i].Start > x }) - 1
+		}
+		after := -1
+		for i := range opEnd {
+			if opEnd[i] <= x && s.Ops[i].Start <= x {
+				after = i
+			}
+		}
+		return after
+	}
 	trEnd := make([]float64, 0, len(order))
 	prevEnd := 0.0
 	for _, j := range order {
@@ -113,12 +132,7 @@ func FromTimedShift(c *instances.Chain, s *schedule.Timed, beta float64, mode Sh
 		if t.Index > 0 {
 			size = c.Stage(t.Index).ABar
 		}
-		after := -1
-		for i := range opEnd {
-			if opEnd[i] <= t.Start+tol && s.Ops[i].Start <= t.Start+tol {
-				after = i
-			}
-		}
+		after := lastBefore(t.Start + tol)
 		start := t.Start
 		if t.Start > prevEnd+tol && (after < 0 || !same(opEnd[after], t.Start)) {
 			// Not at an event: the last one before it, or the end of the operation running.
@@ -136,50 +150,65 @@ func FromTimedShift(c *instances.Chain, s *schedule.Timed, beta float64, mode Sh
 		// The operations that waited for it in s keep waiting for it: matched by its end in s.
 		trEnd = append(trEnd, t.Start+float64(size)/beta)
 	}
-	waited := map[int]bool{}
+	// The transfers by end time (ties by index), and the prefetches of each tensor in order.
+	byEnd := make([]int, len(trEnd))
+	for j := range byEnd {
+		byEnd[j] = j
+	}
+	sort.SliceStable(byEnd, func(a, b int) bool { return trEnd[byEnd[a]] < trEnd[byEnd[b]] })
+	prefetches := map[int][]int{}
+	for j, tr := range out.Transfers {
+		if tr.Kind == schedule.Prefetch {
+			prefetches[tr.Tensor.Stage] = append(prefetches[tr.Tensor.Stage], j)
+		}
+	}
+	waited := make([]bool, len(out.Transfers))
 	for i, o := range s.Ops {
 		prev := 0.0
 		if i > 0 {
 			prev = opEnd[i-1]
 		}
 		if o.Start > prev+tol {
+			// The last transfer (by index) ending with it.
 			w := -1
-			for j, e := range trEnd {
-				if same(e, o.Start) {
-					w = j
+			for k := sort.Search(len(byEnd), func(k int) bool { return trEnd[byEnd[k]] >= o.Start-2*tol }); k < len(byEnd) && trEnd[byEnd[k]] <= o.Start+2*tol; k++ {
+				if same(trEnd[byEnd[k]], o.Start) {
+					w = max(w, byEnd[k])
 				}
 			}
 			if w < 0 {
 				// It starts when nothing ends (001's schedules may idle any time): from the last
-				// transfer ended before it, or (Later) the first one ending after it.
-				for j, e := range trEnd {
-					if e < o.Start && (w < 0 || e > trEnd[w]) {
-						w = j
-					}
-				}
+				// transfer ended before it (the first of those ending then), or (Later) the
+				// first one ending after it.
+				k := sort.Search(len(byEnd), func(k int) bool { return trEnd[byEnd[k]] >= o.Start })
 				if mode == Later {
-					w = -1
-					for j, e := range trEnd {
-						if e > o.Start && (w < 0 || e < trEnd[w]) {
-							w = j
-						}
+					k = sort.Search(len(byEnd), func(k int) bool { return trEnd[byEnd[k]] > o.Start })
+					if k < len(byEnd) {
+						w = byEnd[k]
 					}
+				} else if k > 0 {
+					e := trEnd[byEnd[k-1]]
+					for k > 0 && trEnd[byEnd[k-1]] == e {
+						k--
+					}
+					w = byEnd[k]
 				}
 			}
 			if w >= 0 {
 				out.Ops[i].Wait = append(out.Ops[i].Wait, w)
 			}
 		}
-		// The first operation using a prefetched tensor waits for its prefetch.
-		for j, tr := range out.Transfers {
-			if tr.Kind != schedule.Prefetch || waited[j] || trEnd[j] > o.Start+tol {
+		// The first operation using a prefetched tensor waits for its prefetch (in index
+		// order, of a^{ℓ-1} and a^ℓ alike).
+		l := o.Index + 1
+		cands := append(append([]int(nil), prefetches[l-1]...), prefetches[l]...)
+		sort.Ints(cands)
+		for _, j := range cands {
+			if waited[j] || trEnd[j] > o.Start+tol {
 				continue
 			}
-			l := o.Index + 1
-			if tr.Tensor.Stage == l || tr.Tensor.Stage == l-1 {
-				waited[j] = true
-				out.Ops[i].Wait = append(out.Ops[i].Wait, j)
-			}
+			waited[j] = true
+			out.Ops[i].Wait = append(out.Ops[i].Wait, j)
 		}
 	}
 	return out, nil

@@ -321,31 +321,54 @@ func Check(c *instances.Chain, budget int64, beta float64, s *schedule.Combined)
 			firstWait[w] = i
 		}
 	}
+	// The transfers and the readers of each tensor, in order (a tensor is moved a few times,
+	// read by a few operations: looking them up per transfer keeps the replay linear — a
+	// 20 001-stage schedule with 40 000 transfers took 18 s scanning them all).
+	sameTensor := map[schedule.Tensor][]int{}
+	prevSame := make([]int, nTr) // the previous transfer of the same tensor, -1 if none
+	for j, t := range s.Transfers {
+		l := sameTensor[t.Tensor]
+		prevSame[j] = -1
+		if len(l) > 0 {
+			prevSame[j] = l[len(l)-1]
+		}
+		sameTensor[t.Tensor] = append(l, j)
+	}
+	usedBy := map[schedule.Tensor][]int{}
+	for i, us := range opUses {
+		for _, u := range us {
+			usedBy[u] = append(usedBy[u], i)
+		}
+	}
 	readers := make([][]int, nTr)
+	unread := make([]int, nTr)    // readers of offload j not ended yet
+	opReads := make([][]int, nOp) // the offloads operation i is a reader of
 	for j, t := range s.Transfers {
 		if t.Kind != schedule.Offload {
 			continue
 		}
 		lo, hi := -1, nOp
-		for k := j - 1; k >= 0; k-- { // the previous prefetch of the same tensor
-			if s.Transfers[k].Tensor == t.Tensor && s.Transfers[k].Kind == schedule.Prefetch {
-				lo = firstWait[k]
+		same := sameTensor[t.Tensor]
+		at := sort.SearchInts(same, j)
+		for k := at - 1; k >= 0; k-- { // the previous prefetch of the same tensor
+			if s.Transfers[same[k]].Kind == schedule.Prefetch {
+				lo = firstWait[same[k]]
 				break
 			}
 		}
-		for k := j + 1; k < nTr; k++ { // the next prefetch of it
-			if s.Transfers[k].Tensor == t.Tensor && s.Transfers[k].Kind == schedule.Prefetch {
-				hi = firstWait[k]
+		for k := at + 1; k < len(same); k++ { // the next prefetch of it
+			if s.Transfers[same[k]].Kind == schedule.Prefetch {
+				hi = firstWait[same[k]]
 				break
 			}
 		}
-		for i := max(lo, 0); i < hi; i++ {
-			for _, u := range opUses[i] {
-				if u == t.Tensor {
-					readers[j] = append(readers[j], i)
-				}
-			}
+		ops := usedBy[t.Tensor]
+		for k := sort.SearchInts(ops, max(lo, 0)); k < len(ops) && ops[k] < hi; k++ {
+			i := ops[k]
+			readers[j] = append(readers[j], i)
+			opReads[i] = append(opReads[i], j)
 		}
+		unread[j] = len(readers[j])
 	}
 
 	// Replay.
@@ -374,22 +397,23 @@ func Check(c *instances.Chain, budget int64, beta float64, s *schedule.Combined)
 			cur -= sizes[j]
 		}
 	}
+	// Offloads that have ended, waiting for their readers (released in index order, as
+	// they become free).
+	var holding []int
 	tryReleases := func() {
-		for j := 0; j < nTr; j++ {
-			if released[j] || !trDone[j] || s.Transfers[j].Kind != schedule.Offload {
-				continue
-			}
-			ok := true
-			for _, r := range readers[j] {
-				if !opDone[r] {
-					ok = false
-					break
-				}
-			}
-			if ok {
+		if len(holding) == 0 {
+			return
+		}
+		sort.Ints(holding)
+		kept := holding[:0]
+		for _, j := range holding {
+			if unread[j] == 0 {
 				release(j)
+			} else {
+				kept = append(kept, j)
 			}
 		}
+		holding = kept
 	}
 	for next < len(order) || ends.Len() > 0 {
 		// The next instant: the earliest pending end or start.
@@ -413,9 +437,12 @@ func Check(c *instances.Chain, budget int64, beta float64, s *schedule.Combined)
 				case evOpEnd:
 					i := e.id
 					post := pendingState[i]
-					cur -= during[i] - post.Memory(c) // its overhead and the inputs it consumed
-					// Tensors it consumed are gone; its outputs are stored on the GPU.
-					for l := range post.Acts {
+					pendingState[i] = verify.RematState{} // one state of L+2 entries per operation would be kept
+					cur -= during[i] - post.Memory(c)     // its overhead and the inputs it consumed
+					// Tensors it consumed are gone; its outputs are stored on the GPU. An
+					// operation of stage ℓ changes a^{ℓ-1} and a^ℓ only (004 Table 1,
+					// verify.RematState.Apply).
+					for l := max(s.Ops[i].Stage-1, 0); l <= s.Ops[i].Stage && l < len(post.Acts); l++ {
 						if post.Acts[l] == state.Acts[l] {
 							continue
 						}
@@ -428,11 +455,16 @@ func Check(c *instances.Chain, budget int64, beta float64, s *schedule.Combined)
 					}
 					state = post
 					opDone[i] = true
+					for _, j := range opReads[i] {
+						unread[j]--
+					}
 				case evTransferEnd:
 					j := e.id
 					trDone[j] = true
 					if s.Transfers[j].Kind == schedule.Prefetch {
 						loc[s.Transfers[j].Tensor] = onGPU
+					} else {
+						holding = append(holding, j)
 					}
 				}
 			}
@@ -452,7 +484,7 @@ func Check(c *instances.Chain, budget int64, beta float64, s *schedule.Combined)
 							return nil, viol(RuleAway, now, i, -1, "%v uses %v, whose prefetch has not ended", o, u)
 						}
 					}
-					ps := verify.RematState{Acts: append([]verify.Act(nil), state.Acts...), T: state.T}
+					ps := state.Clone()
 					m, _, err := ps.Apply(c, o)
 					if err != nil {
 						return nil, viol(RuleOp, now, i, -1, "%v: %v", o, err)
@@ -471,13 +503,8 @@ func Check(c *instances.Chain, budget int64, beta float64, s *schedule.Combined)
 						if loc[tr.Tensor] != onGPU {
 							return nil, viol(RuleTransfer, now, -1, j, "offload of %v, which is not on the GPU", tr.Tensor)
 						}
-						for k := j - 1; k >= 0; k-- {
-							if s.Transfers[k].Tensor == tr.Tensor {
-								if s.Transfers[k].Kind == schedule.Offload {
-									return nil, viol(RuleTransfer, now, -1, j, "%v offloaded again before its prefetch", tr.Tensor)
-								}
-								break
-							}
+						if k := prevSame[j]; k >= 0 && s.Transfers[k].Kind == schedule.Offload {
+							return nil, viol(RuleTransfer, now, -1, j, "%v offloaded again before its prefetch", tr.Tensor)
 						}
 						rep.Offloaded++
 						rep.OffloadedBytes += sizes[j]
@@ -487,12 +514,9 @@ func Check(c *instances.Chain, budget int64, beta float64, s *schedule.Combined)
 						}
 						switch loc[tr.Tensor] {
 						case onGPU:
-							prevOff := -1
-							for k := j - 1; k >= 0; k-- {
-								if s.Transfers[k].Tensor == tr.Tensor && s.Transfers[k].Kind == schedule.Offload {
-									prevOff = k
-									break
-								}
+							prevOff := prevSame[j]
+							for prevOff >= 0 && s.Transfers[prevOff].Kind != schedule.Offload {
+								prevOff = prevSame[prevOff]
 							}
 							if prevOff >= 0 && !released[prevOff] {
 								return nil, viol(RuleReleased, now, -1, j, "prefetch of %v starts before it has left the GPU (its offload or a reader has not ended)", tr.Tensor)
