@@ -19,4 +19,10 @@ func main() {
 // gives bad input; with the traceback level "crash" it prints the traceback and aborts with
 // SIGABRT instead (shell status 134). A panic inside a command is caught by cli.Main (status
 // 70); this covers what it cannot catch.
-func setup() { debug.SetTraceback("crash") }
+//
+// It also lets --max-memory set the runtime's soft memory limit (cli.EnableProcessMemoryLimit):
+// the limit is the process's, so only the binary, not the tests that run commands in theirs.
+func setup() {
+	debug.SetTraceback("crash")
+	cli.EnableProcessMemoryLimit()
+}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -37,6 +39,31 @@ func maxMemoryFlag(v string) (int64, error) {
 		return 0, usageErrorf("--max-memory must be positive, got %q", v)
 	}
 	return b, nil
+}
+
+// processMemoryLimit is set by EnableProcessMemoryLimit (the memsched binary only: the limit
+// is the whole process's, and tests run commands in their own process).
+var processMemoryLimit bool
+
+// EnableProcessMemoryLimit makes every command with --max-memory also set the Go runtime's
+// soft memory limit (debug.SetMemoryLimit) to 1.5 × --max-memory, unless GOMEMLIMIT is set.
+// --max-memory caps each table's estimate before it is built; without a runtime limit the
+// collector lets garbage grow to the live heap again before it runs (GOGC=100): pofo on a
+// 400-stage chain with its 1.5 GB table at hand reached 4.45 GB resident, refining its grid
+// run after run; with the limit 3.16 GB, at the same speed.
+func EnableProcessMemoryLimit() { processMemoryLimit = true }
+
+// applyMemoryLimit sets the runtime's soft memory limit from --max-memory (maxMem bytes), when
+// the binary asked for it (EnableProcessMemoryLimit) and the user did not set GOMEMLIMIT.
+func applyMemoryLimit(maxMem int64) {
+	if !processMemoryLimit || maxMem <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	limit := maxMem + maxMem/2
+	if limit < maxMem { // overflow: no limit
+		return
+	}
+	debug.SetMemoryLimit(limit)
 }
 
 // passed reports whether deadline is set and has passed.

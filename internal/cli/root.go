@@ -93,7 +93,15 @@ which strategy, how fast, and how far from the best possible.`,
 				level = slog.LevelDebug
 			}
 			io.Log = slog.New(slog.NewTextHandler(io.ErrOut, &slog.HandlerOptions{Level: level}))
-			return checkEmptyFlags(cmd)
+			if err := checkEmptyFlags(cmd); err != nil {
+				return err
+			}
+			if f := cmd.Flags().Lookup("max-memory"); f != nil {
+				if b, err := sizeFlag("--max-memory", f.Value.String()); err == nil {
+					applyMemoryLimit(b) // a bad value is the command's to report
+				}
+			}
+			return nil
 		},
 	}
 	root.SetHelpCommand(newHelpCmd(root))
