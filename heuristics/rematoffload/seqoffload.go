@@ -33,6 +33,10 @@ const (
 var errTooLong = errors.New("rematoffload: longer than C_FL's stage limit")
 
 func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float64, seeds []SequenceCandidate, o Options) (*SequenceResult, error) {
+	if upper > 0 && upper <= c.ComputeTime()*(1+1e-12) {
+		// The schedule at hand computes for Σ(u_f+u_b) without a pause: nothing is faster.
+		return &SequenceResult{Why: "the schedule at hand meets Σ(u_f+u_b)"}, nil
+	}
 	stop, release := o.stop()
 	defer release()
 	eopt := dp.ExactOptions{MaxMemory: o.maxMemory(), Stop: stop}
@@ -82,11 +86,27 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 			}
 			return nil
 		}
+		// The store-all sequence computes for Σu: where offloading alone can bring it within
+		// the budget, nothing is faster.
+		if peak > budget {
+			tried := first.Tried
+			if err := schedule1(SequenceCandidate{checkpoint.StoreAll(c), "the store-all sequence"}, seqEvaluations/4); err != nil {
+				return nil, err
+			}
+			if first.Tried == tried && !o.passed() {
+				lacked = append(lacked, "no transfers bring the store-all sequence within the budget")
+			}
+			if meetsSumU(c, first.Schedule, first.Report) {
+				return first, nil // Σ(u_f+u_b): no schedule is faster
+			}
+		}
 		switch sq, ok, err := checkpoint.BestSequentialUntil(c, budget, stop); {
 		case err != nil && !errors.Is(err, checkpoint.ErrStopped):
 			return nil, err
+		case err == nil && !ok:
+			lacked = append(lacked, "no sequential checkpointing fits")
 		case err == nil && ok:
-			if err := schedule1(SequenceCandidate{sq.Sequence, fmt.Sprintf("the best sequential checkpointing (%d segments)", sq.Segments)}, seqEvaluations/4); err != nil {
+			if err := schedule1(SequenceCandidate{sq.Sequence, fmt.Sprintf("the best sequential checkpointing (%d segments)", sq.Segments)}, seqEvaluations/2-first.Evaluations); err != nil {
 				return nil, err
 			}
 		}
@@ -97,7 +117,7 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 		r, err := dp.SolvePersistent(c, budget, dp.Options{Slots: slots, MaxMemory: o.maxMemory(), Stop: stop})
 		switch {
 		case err == nil && r.Feasible && (upper == 0 || r.Makespan < upper):
-			if err := schedule1(SequenceCandidate{r.Sequence, fmt.Sprintf("C_MP's sequence with %d slots", slots)}, seqEvaluations/2-first.Evaluations); err != nil {
+			if err := schedule1(SequenceCandidate{r.Sequence, fmt.Sprintf("C_MP's sequence with %d slots", slots)}, 3*seqEvaluations/4-first.Evaluations); err != nil {
 				return nil, err
 			}
 		case err == nil:

@@ -64,18 +64,28 @@ func TestTooLargeNamesTheLever(t *testing.T) {
 }
 
 // TestSequenceOffloadSaysWhyNone: past C_FL's stage limit, without other strategies'
-// sequences and without room for C_MP's table, sequence-offload has nothing to schedule; it
-// says so instead of "no plan fits" (which reads as a proof).
+// sequences and without room for C_MP's table, sequence-offload still schedules the store-all
+// sequence with transfers, down to remat's smallest budget and below it (every other tensor
+// away); where even that fails, it says what each source lacked instead of "no plan fits"
+// (which reads as a proof).
 func TestSequenceOffloadSaysWhyNone(t *testing.T) {
 	c := instances.Random(rand.New(rand.NewPCG(3, 201)), instances.RandomParams{Stages: dp.MaxFloatingStages + 1, MaxSize: 64 << 20, MaxTime: 5e-3, WithABar: true})
 	st, ok := rematoffload.Lookup("sequence-offload")
 	require.True(t, ok)
-	out, err := st.Run(c, 3*verify.MinBudget(c), 12e9, rematoffload.Options{MaxMemory: 1 << 10})
+	for _, budget := range []int64{verify.MinBudget(c), verify.MinBudget(c) * 9 / 10} {
+		out, err := st.Run(c, budget, 12e9, rematoffload.Options{MaxMemory: 1 << 10})
+		require.NoError(t, err)
+		require.True(t, out.Feasible, "%d B: %s", budget, out.Why)
+		assert.Contains(t, out.Source, "the store-all sequence")
+		assert.LessOrEqual(t, out.Report.Peak, budget)
+	}
+	out, err := st.Run(c, verify.MinBudget(c)/2, 12e9, rematoffload.Options{MaxMemory: 1 << 10})
 	require.NoError(t, err)
 	assert.False(t, out.Feasible)
 	assert.Contains(t, out.Why, "no candidate sequence: no other strategy had a schedule")
-	assert.Contains(t, out.Why, "C_FL's tables stop at 200 stages", "and what its own sources lacked")
-	assert.Contains(t, out.Why, "C_MP's table", "and what its own sources lacked")
+	for _, lacked := range []string{"no transfers bring the store-all sequence within the budget", "no sequential checkpointing fits", "C_FL's tables stop at 200 stages", "C_MP's table"} {
+		assert.Contains(t, out.Why, lacked, "and what its own sources lacked")
+	}
 }
 
 // TestSequenceOffloadAloneStartsFromCMP: run alone (remat-offload --algo sequence-offload),
