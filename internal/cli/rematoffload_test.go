@@ -232,7 +232,7 @@ func TestRematOffloadLinkCreditPastItsStages(t *testing.T) {
 	chain := filepath.Join(t.TempDir(), "c.json")
 	code, _, stderr := run(t, "gen", "random", "--seed", "3", "--stages", "201", "-o", chain)
 	require.Equal(t, 0, code, stderr)
-	code, out, stderr := run(t, "remat-offload", "--chain", chain, "--mem", "1GiB", "--bandwidth", "12GB/s", "--algo", "offload-then-remat", "--time-limit", "20", "--json")
+	code, out, stderr := run(t, "remat-offload", "--chain", chain, "--mem", "400MiB", "--bandwidth", "12GB/s", "--algo", "offload-then-remat", "--time-limit", "20", "--json")
 	require.Equal(t, 0, code, stderr)
 	var rep ComboReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
@@ -240,4 +240,26 @@ func TestRematOffloadLinkCreditPastItsStages(t *testing.T) {
 	require.NotNil(t, rep.LowerBounds.LinkCredit)
 	assert.Nil(t, rep.LowerBounds.LinkCredit.Value)
 	assert.Equal(t, "not run: its C_FL table takes at most 200 stages, the chain has 201", rep.LowerBounds.LinkCredit.Note)
+}
+
+// TestRematOffloadSkipsBoundsAtSumU: where a verified schedule meets Σ(u_f+u_b) it is optimal,
+// and the slower bounds are not run, each saying so (on 2001 stages the relaxation MILP took
+// 13 s to find its model too large after sequence-offload had met Σu in 0.3 s).
+func TestRematOffloadSkipsBoundsAtSumU(t *testing.T) {
+	chain := filepath.Join(t.TempDir(), "c.json")
+	code, _, stderr := run(t, "gen", "random", "--seed", "3", "--stages", "201", "-o", chain)
+	require.Equal(t, 0, code, stderr)
+	code, out, stderr := run(t, "remat-offload", "--chain", chain, "--mem", "1GiB", "--bandwidth", "12GB/s", "--algo", "offload-then-remat", "--time-limit", "20", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep ComboReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.True(t, rep.Results[0].Feasible, rep.Results[0].Note)
+	assert.InDelta(t, *rep.LowerBounds.SumU.Value, *rep.Results[0].Makespan, 1e-9**rep.LowerBounds.SumU.Value)
+	require.NotNil(t, rep.LowerBounds.LinkCredit)
+	assert.Nil(t, rep.LowerBounds.LinkCredit.Value)
+	assert.Equal(t, "not run: a verified schedule meets Σ(u_f+u_b), proven optimal", rep.LowerBounds.LinkCredit.Note)
+	if rep.LowerBounds.MILP != nil {
+		assert.Nil(t, rep.LowerBounds.MILP.Value)
+		assert.Contains(t, rep.LowerBounds.MILP.CertifiedBy, "not run: a verified schedule meets Σ(u_f+u_b)")
+	}
 }
