@@ -46,7 +46,8 @@ func maxMemoryFlag(v string) (int64, error) {
 var processMemoryLimit bool
 
 // EnableProcessMemoryLimit makes every command with --max-memory also set the Go runtime's
-// soft memory limit (debug.SetMemoryLimit) to 1.5 × --max-memory, unless GOMEMLIMIT is set.
+// soft memory limit (debug.SetMemoryLimit) to 1.5 × --max-memory (at least --max-memory +
+// 512 MiB), unless GOMEMLIMIT is set.
 // --max-memory caps each table's estimate before it is built; without a runtime limit the
 // collector lets garbage grow to the live heap again before it runs (GOGC=100): pofo on a
 // 400-stage chain with its 1.5 GB table at hand reached 4.45 GB resident, refining its grid
@@ -59,7 +60,9 @@ func applyMemoryLimit(maxMem int64) {
 	if !processMemoryLimit || maxMem <= 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := maxMem + maxMem/2
+	// At least 512 MiB above it: a small --max-memory (32MiB) must not make the collector run
+	// all the time on what the program needs besides its tables.
+	limit := max(maxMem+maxMem/2, maxMem+512<<20)
 	if limit < maxMem { // overflow: no limit
 		return
 	}
