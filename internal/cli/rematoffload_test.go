@@ -224,18 +224,26 @@ func TestRematOffloadNeverSlowerThanRemat(t *testing.T) {
 	}
 }
 
+// offloadThenRemat201 runs remat-offload --algo offload-then-remat on `gen random --seed 3
+// --stages 201` (one stage past C_FL's tables) at mem, 12 GB/s.
+func offloadThenRemat201(t *testing.T, mem string) ComboReport {
+	t.Helper()
+	chain := filepath.Join(t.TempDir(), "c.json")
+	code, _, stderr := run(t, "gen", "random", "--seed", "3", "--stages", "201", "-o", chain)
+	require.Equal(t, 0, code, stderr)
+	code, out, stderr := run(t, "remat-offload", "--chain", chain, "--mem", mem, "--bandwidth", "12GB/s", "--algo", "offload-then-remat", "--time-limit", "20", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep ComboReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	return rep
+}
+
 // TestRematOffloadLinkCreditPastItsStages: the link credit's table is C_FL's, at most 200
 // stages; past them the bound is "not run" with why, and the command goes on (on a
 // 400-stage chain `remat-offload --algo all` exited 1 with "link credit: dp: floating: 400
 // stages is too many … use the persistent algorithm").
 func TestRematOffloadLinkCreditPastItsStages(t *testing.T) {
-	chain := filepath.Join(t.TempDir(), "c.json")
-	code, _, stderr := run(t, "gen", "random", "--seed", "3", "--stages", "201", "-o", chain)
-	require.Equal(t, 0, code, stderr)
-	code, out, stderr := run(t, "remat-offload", "--chain", chain, "--mem", "400MiB", "--bandwidth", "12GB/s", "--algo", "offload-then-remat", "--time-limit", "20", "--json")
-	require.Equal(t, 0, code, stderr)
-	var rep ComboReport
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rep := offloadThenRemat201(t, "400MiB")
 	require.True(t, rep.Results[0].Feasible, "offload-then-remat has a schedule: %s", rep.Results[0].Note)
 	require.NotNil(t, rep.LowerBounds.LinkCredit)
 	assert.Nil(t, rep.LowerBounds.LinkCredit.Value)
@@ -246,13 +254,7 @@ func TestRematOffloadLinkCreditPastItsStages(t *testing.T) {
 // and the slower bounds are not run, each saying so (on 2001 stages the relaxation MILP took
 // 13 s to find its model too large after sequence-offload had met Σu in 0.3 s).
 func TestRematOffloadSkipsBoundsAtSumU(t *testing.T) {
-	chain := filepath.Join(t.TempDir(), "c.json")
-	code, _, stderr := run(t, "gen", "random", "--seed", "3", "--stages", "201", "-o", chain)
-	require.Equal(t, 0, code, stderr)
-	code, out, stderr := run(t, "remat-offload", "--chain", chain, "--mem", "1GiB", "--bandwidth", "12GB/s", "--algo", "offload-then-remat", "--time-limit", "20", "--json")
-	require.Equal(t, 0, code, stderr)
-	var rep ComboReport
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	rep := offloadThenRemat201(t, "1GiB")
 	require.True(t, rep.Results[0].Feasible, rep.Results[0].Note)
 	assert.InDelta(t, *rep.LowerBounds.SumU.Value, *rep.Results[0].Makespan, 1e-9**rep.LowerBounds.SumU.Value)
 	require.NotNil(t, rep.LowerBounds.LinkCredit)
