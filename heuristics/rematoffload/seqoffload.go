@@ -56,6 +56,7 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 	// tables as upper does: a sequence computes for at least its value.
 	first := &SequenceResult{}
 	var lacked []string // why a source gave no candidate, for SequenceResult.Why
+	alone := len(seeds) == 0 && upper == 0
 	if len(seeds) > 0 {
 		if first, err = ScheduleSequences(c, budget, beta, seeds, o, seqEvaluations); err != nil {
 			return nil, err
@@ -65,13 +66,13 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 		}
 	}
 	// Alone (remat-offload --algo sequence-offload) nothing else has a schedule to start from.
-	// The best sequential checkpointing first (linear, milliseconds on 2001 stages), then C_MP
-	// with slots (rotor's table, sizes rounded up, so that its sequence fits in bytes; coarser
+	// The store-all sequence covered by transfers first (it stops there when it meets Σu), the
+	// best sequential checkpointing (linear, milliseconds on 2001 stages), then C_MP with slots (rotor's table, sizes rounded up, so that its sequence fits in bytes; coarser
 	// where the table would not fit the memory limit): their makespans prune C_FL's table as
 	// upper does. Without them, `gen random --seed 3 --stages 150` at 3 GiB spent the whole
 	// --time-limit on C_FL's exact table and had no candidate; C_MP alone took more than 40 s
 	// on 2001 stages (O(L³)) and had none there either.
-	if len(seeds) == 0 && upper == 0 {
+	if alone {
 		schedule1 := func(cand SequenceCandidate, evals int) error {
 			if evals <= 0 {
 				return nil // ScheduleSequences reads 0 as no limit
