@@ -28,6 +28,11 @@ import (
 type Remat struct{}
 
 // Name returns "remat".
+
+// coarseFrom is the chain length above which certify's remat lever also runs the coarse
+// strategy (C_MP on grouped stages): below it the whole chain's tables end in time.
+const coarseFrom = 400
+
 func (Remat) Name() string { return "remat" }
 
 // Skip returns "": every chain can be rematerialized.
@@ -55,6 +60,11 @@ func (Remat) Run(ctx context.Context, in Input) (LeverReport, error) {
 	boundsMem, stratMem := mem/2, mem/4
 	slottedFloating := floatingOutOfReach(c.Len(), nslots, boundsMem)
 	names := leverremat.Names(leverremat.InCertify)
+	if c.Len() > coarseFrom {
+		// persistent and revolve are O(L³): on 2001 stages neither ends in a 10 s share and
+		// the lever had no sequence at all at 2 GiB; the coarse one ends in seconds.
+		names = append(names, "coarse")
+	}
 	rows := make([]Row, len(names))
 	seqs := make([]schedule.Sequence, len(names))
 	skip := make([]bool, len(names))

@@ -2,13 +2,18 @@ package remat_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/dp"
+	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
 	leverremat "github.com/memsched/memsched/lever/remat"
+	"github.com/memsched/memsched/verify"
 )
 
 // TestStrategies: on the toy chain at 90 MiB (004 Table 2) every strategy replays, the exact
@@ -54,6 +59,8 @@ func TestStrategies(t *testing.T) {
 	assert.InDelta(t, 47.42e-3, got["exhaustive"].Makespan, 1e-6)
 	assert.InDelta(t, 47.42e-3, got["persistent exact"].Makespan, 1e-6)
 	assert.GreaterOrEqual(t, got["persistent"].Makespan, got["persistent exact"].Makespan-1e-12)
+	// Under 100 stages the coarse strategy groups nothing: C_MP on the chain itself.
+	assert.Equal(t, got["persistent"].Makespan, got["coarse"].Makespan)
 	seq, _ := leverremat.Lookup("sequential")
 	out, err := seq.Run(c, 107<<20, leverremat.Options{})
 	require.NoError(t, err)
@@ -70,4 +77,33 @@ func TestStrategies(t *testing.T) {
 	var le *leverremat.LimitError
 	require.True(t, errors.As(err, &le), "%v", err)
 	assert.Equal(t, 40, le.Stages)
+}
+
+// TestCoarseOnALongChain: on 2001 stages at a 40th of the store-all peak, where sequential
+// checkpointing does not fit and C_MP on the whole chain does not end in seconds, the coarse
+// strategy (C_MP on grouped stages, expanded) has a verified sequence within its budget, not
+// faster than Σu, in a few seconds; stopped at once, it says so.
+func TestCoarseOnALongChain(t *testing.T) {
+	c := instances.Random(rand.New(rand.NewPCG(1, 2001)), instances.RandomParams{Stages: 2001, MaxSize: 64 << 20, MaxTime: 1e-2, WithABar: true, WithOverheads: true})
+	sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	require.NoError(t, err)
+	budget := sa.Peak / 40
+	_, fits, err := checkpoint.BestSequential(c, budget)
+	require.NoError(t, err)
+	require.False(t, fits, "sequential checkpointing does not fit a 40th of the peak")
+	st, ok := leverremat.Lookup("coarse")
+	require.True(t, ok)
+	start := time.Now()
+	out, err := st.Run(c, budget, leverremat.Options{DP: dp.Options{Slots: 100, MaxMemory: 512 << 20}})
+	require.NoError(t, err)
+	require.True(t, out.Feasible)
+	require.True(t, out.Verified)
+	assert.LessOrEqual(t, out.Peak, budget)
+	assert.GreaterOrEqual(t, out.Makespan, c.ComputeTime()*(1-1e-12))
+	t.Logf("%.3f s (Σu %.3f s) at %d B in %v", out.Makespan, c.ComputeTime(), budget, time.Since(start))
+
+	stop := make(chan struct{})
+	close(stop)
+	_, err = st.Run(c, budget, leverremat.Options{DP: dp.Options{Stop: stop}})
+	assert.ErrorIs(t, err, dp.ErrStopped)
 }
