@@ -48,7 +48,8 @@ optimal on chains whose optimum is persistent (GPT-2, BERT, ResNets); otherwise 
 to 200 stages) decides. When an exact bound is out of reach the strongest bound within reach is
 used and the report says so.
 
-Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all, ilp),
+Levers: remat (rematerialization, 004: persistent, floating, revolve, sequential, store-all, ilp;
+coarse past 400 stages),
 act-offload (activation offloading, 001: none, greedy, dynprog, vdnn, split, exact, and the exact
 MILP's guided row and bound within --time-limit; needs --bandwidth),
 weight-offload (002: greedy, greedy-nodiscount, greedy-reserve, l2l, milp-guided; needs
