@@ -27,12 +27,11 @@ import (
 // stage run once, no recomputation: a relaxation valid at any size). See RematBounds.
 type Remat struct{}
 
-// Name returns "remat".
-
 // coarseFrom is the chain length above which certify's remat lever also runs the coarse
 // strategy (C_MP on grouped stages): below it the whole chain's tables end in time.
 const coarseFrom = 400
 
+// Name returns "remat".
 func (Remat) Name() string { return "remat" }
 
 // Skip returns "": every chain can be rematerialized.

@@ -69,9 +69,10 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 	// The store-all sequence covered by transfers first (it stops there when it meets Σu), the
 	// best sequential checkpointing (linear, milliseconds on 2001 stages), then C_MP with slots
 	// (rotor's table, sizes rounded up, so that its sequence fits in bytes; coarser where the
-	// table would not fit the memory limit): their makespans prune C_FL's table as upper does. Without them, `gen random --seed 3 --stages 150` at 3 GiB spent the whole
-	// --time-limit on C_FL's exact table and had no candidate; C_MP alone took more than 40 s
-	// on 2001 stages (O(L³)) and had none there either.
+	// table would not fit the memory limit): their makespans prune C_FL's table as upper does.
+	// Without them, `gen random --seed 3 --stages 150` at 3 GiB spent the whole --time-limit on
+	// C_FL's exact table and had no candidate; C_MP alone took more than 40 s on 2001 stages
+	// (O(L³)) and had none there either.
 	if alone {
 		schedule1 := func(cand SequenceCandidate, evals int) error {
 			if evals <= 0 {

@@ -251,9 +251,20 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 	if err != nil {
 		return err
 	}
-	// A verified schedule at Σ(u_f+u_b) is optimal: the slower bounds would prove nothing more
-	// (on 2001 stages the MILP took 13 s to find its model too large, after sequence-offload
-	// had met Σu in 0.3 s).
+	if err := comboGlobalBounds(ctx, rep, c, budget, beta, solvers, maxMem); err != nil {
+		return err
+	}
+	if io.JSON {
+		return io.PrintJSON(rep)
+	}
+	return printRematOffload(io, rep)
+}
+
+// comboGlobalBounds adds the link credit, the exhaustive search (short chains) and the
+// relaxation MILP (with solvers) to rep, within ctx. A verified schedule at Σ(u_f+u_b) is
+// optimal: then none is run, each saying so (on 2001 stages the MILP took 13 s to find its
+// model too large, after sequence-offload had met Σu in 0.3 s).
+func comboGlobalBounds(ctx context.Context, rep *ComboReport, c *instances.Chain, budget int64, beta float64, solvers []milp.Solver, maxMem int64) error {
 	if up := comboUpper(rep); up > 0 && up <= *rep.LowerBounds.SumU.Value*(1+1e-9) {
 		const why = "not run: a verified schedule meets Σ(u_f+u_b), proven optimal"
 		rep.LowerBounds.LinkCredit = &ComboBound{Scope: "global", CertifiedBy: dp.LinkCreditCertificate, Note: why}
@@ -263,10 +274,7 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 		if solvers != nil {
 			rep.LowerBounds.MILP = &ComboBound{Scope: "global", CertifiedBy: "relaxation MILP (milp/combinedlb): " + why}
 		}
-		if io.JSON {
-			return io.PrintJSON(rep)
-		}
-		return printRematOffload(io, rep)
+		return nil
 	}
 	// The link credit gets half of what the algorithms left when the MILP follows, all of it
 	// otherwise.
@@ -274,7 +282,7 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 	if solvers != nil {
 		lctx, lcancel = shareOf(ctx, 0.5)
 	}
-	err = comboLinkCredit(lctx, rep, c, budget, beta, maxMem)
+	err := comboLinkCredit(lctx, rep, c, budget, beta, maxMem)
 	lcancel()
 	if err != nil {
 		return err
@@ -287,10 +295,7 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 			return err
 		}
 	}
-	if io.JSON {
-		return io.PrintJSON(rep)
-	}
-	return printRematOffload(io, rep)
+	return nil
 }
 
 // RunRematOffload runs the algorithms and computes the bounds.
