@@ -73,12 +73,7 @@ func TestCertifyTimeLines(t *testing.T) {
 	assert.Regexp(t, `(?m)^time: \d+\.\d s of a 10\.0 s share`, out, "three levers run (the toy has no weights): 10 s each")
 	code, out, stderr = run(t, "certify", "--bandwidth", "12GB/s", "--time-limit", "30", "--json")
 	require.Equal(t, 0, code, stderr)
-	var rep struct {
-		Levers map[string]struct {
-			Seconds    float64 `json:"seconds"`
-			TimeBudget float64 `json:"time_budget_seconds"`
-		} `json:"levers"`
-	}
+	var rep certifyLeverTimes
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.InDelta(t, 10, rep.Levers["remat"].TimeBudget, 0.5)
 	assert.LessOrEqual(t, rep.Levers["remat"].Seconds, rep.Levers["remat"].TimeBudget)
@@ -167,16 +162,20 @@ func withinLimit(t *testing.T, what string, limit float64, wall time.Duration) {
 	assert.LessOrEqual(t, wall.Seconds(), 1.25*limit+2, "%s: %.1f s under --time-limit %g", what, wall.Seconds(), limit)
 }
 
+// certifyLeverTimes is what certify's JSON says of each lever's time: the seconds it took and
+// its share.
+type certifyLeverTimes struct {
+	Levers map[string]struct {
+		Seconds    float64 `json:"seconds"`
+		TimeBudget float64 `json:"time_budget_seconds"`
+	} `json:"levers"`
+}
+
 // leversWithinShares checks, in certify's JSON out, that every lever with a time share kept to
 // it (a quarter and 1 s on top, as withinLimit); where names the run in the messages.
 func leversWithinShares(t *testing.T, out, where string) {
 	t.Helper()
-	var rep struct {
-		Levers map[string]struct {
-			Seconds    float64 `json:"seconds"`
-			TimeBudget float64 `json:"time_budget_seconds"`
-		} `json:"levers"`
-	}
+	var rep certifyLeverTimes
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	for name, lv := range rep.Levers {
 		if lv.TimeBudget > 0 {
