@@ -98,10 +98,14 @@ var Strategies = []Strategy{
 // checkpointing needs 8 GiB there; C_MP on the whole chain, 23 s even with 16 slots).
 var CoarseGroups = []int{100, 200, 400, 800}
 
+// minCoarseSlots is the fewest slots the coarse strategy gives a grouping's table.
+const minCoarseSlots = 16
+
 // runCoarse is the coarse strategy: C_MP on the chain grouped into each of CoarseGroups
-// super-stages (at most the chain's stages) while the table fits o.DP.MaxMemory and until
-// o.DP.Stop, the fastest expanded sequence that fits (checkpoint.Coarse: its sizes make the
-// expansion need no more memory than the coarse sequence).
+// super-stages (at most the chain's stages), each table with as many of the slots as fit
+// o.DP.MaxMemory (at least minCoarseSlots), until o.DP.Stop: the fastest expanded sequence
+// that fits (checkpoint.Coarse: its sizes make the expansion need no more memory than the
+// coarse sequence).
 func runCoarse(c *instances.Chain, budget int64, o Options) (schedule.Sequence, int, error) {
 	var best schedule.Sequence
 	bestTime := 0.0
@@ -111,14 +115,23 @@ func runCoarse(c *instances.Chain, budget int64, o Options) (schedule.Sequence, 
 	}
 	for _, g := range CoarseGroups {
 		g = min(g, c.Len())
-		if o.DP.MaxMemory > 0 && dp.PersistentBytes(g, slots) > o.DP.MaxMemory && best != nil {
-			break
+		opt := o.DP
+		if opt.MaxMemory > 0 {
+			// A finer grouping with fewer slots where its table would not fit: on 20 001
+			// stages at 2 GiB only 800 groups fit the budget, and their table with 500 slots
+			// was above certify's 512 MiB share (the row said "not run").
+			if w := dp.PersistentSlotsWithin(g, slots, opt.MaxMemory); w < slots {
+				if w < minCoarseSlots {
+					break
+				}
+				opt.Slots = w
+			}
 		}
 		co, err := checkpoint.NewCoarse(c, g)
 		if err != nil {
 			return nil, 0, err
 		}
-		r, err := dp.SolvePersistent(co.Chain, budget, o.DP)
+		r, err := dp.SolvePersistent(co.Chain, budget, opt)
 		if err != nil {
 			if best != nil && (errors.Is(err, dp.ErrStopped) || isTooLarge(err)) {
 				break // the finer grouping out of reach: the coarser one stands

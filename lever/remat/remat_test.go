@@ -102,6 +102,13 @@ func TestCoarseOnALongChain(t *testing.T) {
 	assert.GreaterOrEqual(t, out.Makespan, c.ComputeTime()*(1-1e-12))
 	t.Logf("%.3f s (Σu %.3f s) at %d B in %v", out.Makespan, c.ComputeTime(), budget, time.Since(start))
 
+	// With a memory limit below every grouping's table at 100 slots, each gets the slots
+	// that fit (a TooLargeError on the first grouping before).
+	small, err := st.Run(c, budget, leverremat.Options{DP: dp.Options{Slots: 100, MaxMemory: 1 << 20}})
+	require.NoError(t, err)
+	require.True(t, small.Feasible)
+	assert.LessOrEqual(t, small.Peak, budget)
+
 	stop := make(chan struct{})
 	close(stop)
 	_, err = st.Run(c, budget, leverremat.Options{DP: dp.Options{Stop: stop}})
