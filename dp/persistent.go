@@ -1,6 +1,7 @@
 package dp
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"runtime"
@@ -35,8 +36,12 @@ type Persistent struct {
 	m      int   // slots available beside a^0
 	n      int
 	row    []int32 // row index of (s, t), s ≤ t, at (s-1)*n + (t-1)
-	val    []float64
-	minOK  []int32 // per row, the least m with a finite value (m+1 if none)
+	// val holds the rows' values in chunks (allocChunks): one slice of 1.9 GB took 1.9 s to
+	// allocate on a loaded machine, where nothing reads Stop. rows[r] is row r's slice of its
+	// chunk (computing it from r and the chunk size slowed the fill by 3–6 %).
+	val   [][]float64
+	rows  [][]float64
+	minOK []int32 // per row, the least m with a finite value (m+1 if none)
 	// ends holds, per row, its value at the last budget of each block of pruneBlock budgets
 	// (the least value of the block): a compact copy of the table that the block test reads
 	// instead of the rows themselves, which do not stay in cache.
@@ -90,7 +95,9 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	rows := n * (n + 1) / 2
 	w := m + 1
 	p.row = make([]int32, n*n)
-	p.val = make([]float64, rows*w)
+	if p.val, p.rows = allocChunks(rows, w, cmp.Or(opt.chunkBytes, chunkBytes), opt.Stop); p.val == nil {
+		return nil, ErrStopped
+	}
 	p.minOK = make([]int32, rows)
 	p.nBlocks = m/pruneBlock + 1
 	p.ends = make([]float64, rows*p.nBlocks)
@@ -128,8 +135,8 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 
 // PersistentBytes estimates the memory of the C_MP table (NewPersistent, NewRevolve) of n
 // stages with slots slots (the budget beside a^0 is at most slots slots): per sub-chain (s, t),
-// s ≤ t, a row of slots+1 values (float64) plus its block ends, and the n² row index. 10002
-// stages with 500 slots: 208 GB.
+// s ≤ t, a row of slots+1 values (float64) plus its block ends and its slice header, and the
+// n² row index. 10002 stages with 500 slots: 208 GB.
 func PersistentBytes(n, slots int) int64 { return persistentBytes(n, slots) }
 
 // persistentBytes is the size of newPersistent's allocations for n stages and m slots; keep it
@@ -138,14 +145,38 @@ func persistentBytes(n, m int) int64 {
 	rows := float64(n) * float64(n+1) / 2
 	w := float64(m + 1)
 	blocks := float64(m/pruneBlock + 1)
-	return satMul(rows, w, 8) + satMul(rows, blocks, 8) + satMul(float64(n), float64(n), 4) + satMul(rows, 4)
+	return satMul(rows, w, 8) + satMul(rows, blocks, 8) + satMul(float64(n), float64(n), 4) + satMul(rows, 4+24)
 }
 
 func (p *Persistent) rowOf(s, t int) int { return int(p.row[(s-1)*p.n+(t-1)]) }
 
-func (p *Persistent) slice(r int) []float64 {
-	w := p.m + 1
-	return p.val[r*w : (r+1)*w]
+func (p *Persistent) slice(r int) []float64 { return p.rows[r] }
+
+// chunkBytes is about the size of one of allocChunks' chunks: small enough that Stop is read
+// every few milliseconds while a table of gigabytes is allocated, large enough that their
+// count stays small.
+const chunkBytes = 32 << 20
+
+// allocChunks allocates rows rows of w float64 in chunks of about chunk bytes (a whole
+// number of rows, at least one), reading stop before each, and returns the chunks and each
+// row's slice; nil when stop was closed. The allocation of a large slice zeroes it (or faults
+// its pages in) and cannot be interrupted; in chunks, a table stopped while it is allocated
+// ends within one chunk.
+func allocChunks(rows, w, chunk int, stop <-chan struct{}) (chunks, rowv [][]float64) {
+	per := max(chunk/(8*w), 1)
+	rowv = make([][]float64, 0, rows)
+	for left := rows; left > 0; left -= per {
+		if stopped(stop) {
+			return nil, nil
+		}
+		k := min(left, per)
+		c := make([]float64, k*w)
+		chunks = append(chunks, c)
+		for i := 0; i < k; i++ {
+			rowv = append(rowv, c[i*w:(i+1)*w:(i+1)*w])
+		}
+	}
+	return chunks, rowv
 }
 
 // colBlock is the width of the blocks of columns t that fillRows fills together: 16 where

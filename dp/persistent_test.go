@@ -141,7 +141,7 @@ func TestParallelFillMatchesSequential(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, seq.workers)
 	require.Greater(t, par.workers, 1)
-	assert.Equal(t, seq.val, par.val)
+	assert.Equal(t, seq.flat(), par.flat())
 }
 
 // TestRevolve: revolve's sequences replay within the budget and are never faster than C_MP
@@ -178,14 +178,56 @@ func TestRevolve(t *testing.T) {
 	}
 }
 
+// flat is p's values row after row, as one slice.
+func (p *Persistent) flat() []float64 {
+	var out []float64
+	for _, c := range p.val {
+		out = append(out, c...)
+	}
+	return out
+}
+
+// TestAllocChunks: the chunks hold whole rows, about the size asked (at least one row), rows
+// rows in all; each row's slice is its own part of a chunk, in order; a closed stop
+// allocates nothing.
+func TestAllocChunks(t *testing.T) {
+	for _, tc := range []struct{ rows, w, chunk, perChunk int }{
+		{1, 1, 8, 1}, {5, 1, 32, 4}, {5, 1, 1 << 20, 5}, {9, 3, 48, 2}, {7, 100, 8, 1},
+		{2_003_001, 129, chunkBytes, 32513},
+	} {
+		chunks, rows := allocChunks(tc.rows, tc.w, tc.chunk, nil)
+		name := fmt.Sprintf("%d rows of %d, chunks of %d bytes", tc.rows, tc.w, tc.chunk)
+		total := 0
+		for i, c := range chunks {
+			require.Zero(t, len(c)%tc.w, name)
+			if i < len(chunks)-1 {
+				require.Equal(t, tc.perChunk*tc.w, len(c), name)
+			}
+			total += len(c) / tc.w
+		}
+		require.Equal(t, tc.rows, total, name)
+		require.Len(t, rows, tc.rows, name)
+		for r, row := range rows {
+			require.Len(t, row, tc.w, name)
+			require.Equal(t, tc.w, cap(row), "%s: row %d may not grow into the next", name, r)
+			require.Same(t, &chunks[r/tc.perChunk][(r%tc.perChunk)*tc.w], &row[0], "%s: row %d", name, r)
+		}
+	}
+	stop := make(chan struct{})
+	close(stop)
+	chunks, rows := allocChunks(100, 10, 80, stop)
+	require.Nil(t, chunks)
+	require.Nil(t, rows)
+}
+
 // naivePersistent fills C_MP (or revolve's table) straight from the recurrence (no pruning,
 // one core), with an argument table recorded as the fill did before issue 23 (strict
 // comparison, C_all then s' ascending): the reference the pruned fill must equal value for
 // value, and Persistent.argmin argument for argument.
 func naivePersistent(p *Persistent) ([]float64, []int16) {
 	sc, w := p.sc, p.m+1
-	val := make([]float64, len(p.val))
-	arg := make([]int16, len(p.val))
+	val := make([]float64, len(p.flat()))
+	arg := make([]int16, len(val))
 	for i := range val {
 		val[i] = math.Inf(1)
 	}
@@ -226,7 +268,7 @@ func naivePersistent(p *Persistent) ([]float64, []int16) {
 // at every finite state (so every rebuilt sequence is the argument table's).
 func requireSameTable(t *testing.T, p *Persistent, name string) {
 	val, arg := naivePersistent(p)
-	require.Equal(t, val, p.val, name)
+	require.Equal(t, val, p.flat(), name)
 	w := p.m + 1
 	for s := 1; s <= p.n; s++ {
 		for tt := s + 1; tt <= p.n; tt++ {
@@ -250,6 +292,10 @@ func TestPrunedFillEqualsRecurrence(t *testing.T) {
 			WithABar: true, WithOverheads: i%2 == 0, WithDelta: i%3 == 0})
 		budget := verify.MinBudget(c) * int64(1+r.IntN(4))
 		opt := Options{Slots: 50 + r.IntN(300)}
+		if i%2 == 1 {
+			// Chunks of 1 to 4 rows (and the last one shorter): rows in many chunks.
+			opt.chunkBytes = (opt.Slots + 1) * 8 * (1 + r.IntN(5))
+		}
 		p, err := NewPersistent(c, budget, opt)
 		require.NoError(t, err)
 		requireSameTable(t, p, fmt.Sprintf("chain %d", i))

@@ -18,12 +18,16 @@ type Options struct {
 	// MaxMemory caps the table's estimated memory in bytes (0: DefaultMaxMemory); above it the
 	// constructor returns a *TooLargeError before allocating anything.
 	MaxMemory int64
-	// Stop, when closed, stops the fill between rows: the constructor returns ErrStopped.
+	// Stop, when closed, stops the fill between rows (and C_MP's allocation between chunks):
+	// the constructor returns ErrStopped.
 	Stop <-chan struct{}
 	// lower rounds sizes DOWN (and gives the budget the slots of M, minus ⌊ω_a^0/q⌋): a
 	// relaxation of the byte model whose optimum is a lower bound on the true one. Sequences
 	// found that way may not fit in bytes, so only FloatingLowerBound sets it.
 	lower bool
+	// chunkBytes sizes C_MP's chunks (allocChunks; 0: the constant chunkBytes): tests make
+	// them a few rows, so that the tables they check span many.
+	chunkBytes int
 }
 
 // slotted is a chain with every size in whole slots of q bytes, rounded UP, so that a sequence

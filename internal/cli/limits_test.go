@@ -57,10 +57,10 @@ func TestRematTooLarge(t *testing.T) {
 	code, out, stderr := run(t, args...)
 	assert.Equal(t, 1, code)
 	assert.Empty(t, out)
-	assert.Contains(t, stderr, "the C_MP (persistent) with 500 slots on 300 stages table would take 178.26 MiB")
-	assert.Contains(t, stderr, "above the memory limit of 32.00 MiB (--max-memory); use --slots 87 or fewer")
+	assert.Contains(t, stderr, "the C_MP (persistent) with 500 slots on 300 stages table would take 179.29 MiB")
+	assert.Contains(t, stderr, "above the memory limit of 32.00 MiB (--max-memory); use --slots 84 or fewer")
 	assert.Equal(t, 1, strings.Count(stderr, "\n"))
-	code, out, stderr = run(t, append(args, "--slots", "87")...)
+	code, out, stderr = run(t, append(args, "--slots", "84")...)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "verified")
 }
