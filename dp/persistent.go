@@ -38,7 +38,7 @@ type Persistent struct {
 	row    []int32 // row index of (s, t), s ≤ t, at (s-1)*n + (t-1)
 	// val holds the rows' values in chunks (allocChunks): one slice of 1.9 GB took 1.9 s to
 	// allocate on a loaded machine, where nothing reads Stop. rows[r] is row r's slice of its
-	// chunk (computing it from r and the chunk size slowed the fill by 3–6 %).
+	// chunk (computing it from r and the chunk size slowed the fill by 2–8 %).
 	val   [][]float64
 	rows  [][]float64
 	minOK []int32 // per row, the least m with a finite value (m+1 if none)
