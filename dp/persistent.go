@@ -36,10 +36,9 @@ type Persistent struct {
 	m      int   // slots available beside a^0
 	n      int
 	row    []int32 // row index of (s, t), s ≤ t, at (s-1)*n + (t-1)
-	// val holds the rows' values in chunks (allocChunks): one slice of 1.9 GB took 1.9 s to
-	// allocate on a loaded machine, where nothing reads Stop. rows[r] is row r's slice of its
-	// chunk (computing it from r and the chunk size slowed the fill by 2–8 %).
-	val   [][]float64
+	// rows[r] is row r's values, a slice of one of allocChunks' chunks: one slice of 1.9 GB
+	// took 1.9 s to allocate on a loaded machine, where nothing reads Stop (and computing a
+	// row's place from r and the chunk size slowed the fill by 2–8 %).
 	rows  [][]float64
 	minOK []int32 // per row, the least m with a finite value (m+1 if none)
 	// ends holds, per row, its value at the last budget of each block of pruneBlock budgets
@@ -95,7 +94,7 @@ func newPersistent(c *instances.Chain, budget int64, opt Options, adjoint bool) 
 	rows := n * (n + 1) / 2
 	w := m + 1
 	p.row = make([]int32, n*n)
-	if p.val, p.rows = allocChunks(rows, w, cmp.Or(opt.chunkBytes, chunkBytes), opt.Stop); p.val == nil {
+	if _, p.rows = allocChunks(rows, w, cmp.Or(opt.chunkBytes, chunkBytes), opt.Stop); p.rows == nil {
 		return nil, ErrStopped
 	}
 	p.minOK = make([]int32, rows)

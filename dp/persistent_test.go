@@ -181,8 +181,8 @@ func TestRevolve(t *testing.T) {
 // flat is p's values row after row, as one slice.
 func (p *Persistent) flat() []float64 {
 	var out []float64
-	for _, c := range p.val {
-		out = append(out, c...)
+	for _, row := range p.rows {
+		out = append(out, row...)
 	}
 	return out
 }
