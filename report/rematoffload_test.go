@@ -254,3 +254,40 @@ func TestCertifyPofoKeepsFluidTies(t *testing.T) {
 	require.True(t, lr.Rows[0].Feasible)
 	assert.LessOrEqual(t, lr.Rows[0].Makespan, at500.Report.Makespan*(1+1e-12), lr.Rows[0].Note)
 }
+
+// TestCertifyProvesSmallTransformers: GPT-2 and BERT of four blocks (`gen zoo gpt2 --layers 4`,
+// `gen zoo bert --layers 4`) at the points where the link credit's whole-tensor bisection,
+// which stops within 1e-6, had ended 1e-3 ms below pofo's schedule ("optimum in [2050.01 ms,
+// 2050.01 ms]"): its last probe, just below the schedule, proves each optimal. The chains'
+// durations have no common tick, so the exhaustive search does not run on them.
+func TestCertifyProvesSmallTransformers(t *testing.T) {
+	for _, tc := range []struct {
+		kind    string
+		pct     int64
+		beta    float64
+		budget  int64
+		optimum float64
+	}{
+		{"gpt2", 25, 12e9, 18761646080, 2050.011e-3},
+		{"gpt2", 50, 12e9, 24046469120, 1977.790e-3},
+		{"gpt2", 10, 6e9, 15590752256, 2122.232e-3},
+		{"bert", 25, 12e9, 13588234240, 1670.408e-3},
+		{"bert", 50, 12e9, 18873057280, 1598.187e-3},
+	} {
+		t.Run(fmt.Sprintf("%s-%d%%-%gGBps", tc.kind, tc.pct, tc.beta/1e9), func(t *testing.T) {
+			c, err := zoo.Transformer(zoo.TransformerConfig{Kind: tc.kind, Hidden: 768, Heads: 12, Layers: 4, SeqLen: 1024, Batch: 32})
+			require.NoError(t, err)
+			sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+			require.NoError(t, err)
+			lo := verify.MinBudget(c)
+			budget := lo + (sa.Peak-lo)*tc.pct/100
+			require.Equal(t, tc.budget, budget, "the point of `gen zoo %s --layers 4`", tc.kind)
+			lr, err := RematOffload{}.Run(context.Background(), Input{Chain: c, Budget: budget, Bandwidth: tc.beta, TimeLimit: 30 * time.Second})
+			require.NoError(t, err)
+			Summarize(&lr)
+			assert.InDelta(t, tc.optimum, lr.BestAt, 0.001e-3, lr.Best)
+			assert.True(t, lr.Optimal, "best %s %.6f ms, bound %s %.6f ms", lr.Best, lr.BestAt*1e3, lr.BestBoundBy, lr.BestBound*1e3)
+			assert.Equal(t, "link credit", lr.BestBoundBy)
+		})
+	}
+}
