@@ -103,3 +103,67 @@ func TestStrictOneLever(t *testing.T) {
 	}
 	t.Logf("%d chains (every fifth at GiB scale too): remat alone feasible on %d, offloading alone on %d", chains, remat, offl)
 }
+
+// TestStrictRealDurations: measured profiles' durations are float64 seconds that share no
+// small tick (a GPT-2 block's forward, 0.07222110612382165 s, at 12 GB/s needs 2^56·5^9·3
+// ticks a second), which the search refused ("no common tick below 2^52") on every real
+// chain. On 40 random tiny chains with such durations — each time × 0.0722211… and a random
+// factor, sizes × 2^30, β ≈ 12 GB/s — it runs, and with one lever switched off it equals the
+// exact optimum of that lever, as in TestStrictOneLever; with both, it is at most either.
+func TestStrictRealDurations(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 3))
+	chains := 40
+	if testing.Short() {
+		chains = 15
+	}
+	const unit = 0.07222110612382165
+	var both int
+	for k := 0; k < chains; k++ {
+		c := instances.RandomTiny(r, k).Scaled(1 << 30)
+		for i := range c.Stages {
+			st := &c.Stages[i]
+			st.UF *= unit * (1 + r.Float64()/8)
+			st.UB *= unit * (1 + r.Float64()/8)
+		}
+		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		lo := verify.MinBudget(c)
+		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
+		beta := float64(1+r.IntN(4)) * (1 << 30) / unit
+		name := fmt.Sprintf("chain %d (M = %d, β = %g)\n%s", k, budget, beta, describe(c))
+		_, want, ok, err := oracle.Remat(c, budget, verify.RematOptions{})
+		require.NoError(t, err)
+		noOff, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{NoOffload: true})
+		require.NoError(t, err, name)
+		require.Equal(t, ok, noOff.Feasible, name)
+		if ok {
+			g, _ := noOff.Makespan.Float64()
+			require.InDelta(t, want, g, 1e-9*want, name)
+		}
+		p, err := act.FromChain(c, budget, beta)
+		require.NoError(t, err)
+		ev, err := hact.EventSearch(p, hact.EventOptions{})
+		require.NoError(t, err)
+		require.True(t, ev.Complete)
+		noRe, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{NoRecompute: true})
+		require.NoError(t, err, name)
+		require.Equal(t, ev.Best != nil, noRe.Feasible, name)
+		if noRe.Feasible {
+			g, _ := noRe.Makespan.Float64()
+			require.InDelta(t, ev.Best.Report.Makespan, g, 1e-9*g, name)
+		}
+		all, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{})
+		require.NoError(t, err, name)
+		require.Equal(t, ok || noRe.Feasible || all.Feasible, all.Feasible, name)
+		if ok {
+			assert.LessOrEqual(t, all.Makespan.Cmp(noOff.Makespan), 0, name)
+		}
+		if noRe.Feasible {
+			assert.LessOrEqual(t, all.Makespan.Cmp(noRe.Makespan), 0, name)
+		}
+		if all.Feasible {
+			both++
+		}
+	}
+	t.Logf("%d chains with real durations: %d feasible", chains, both)
+}
