@@ -81,14 +81,29 @@ func NewFloating(c *instances.Chain, budget int64, opt Options) (*Floating, erro
 		}
 	}
 	w := m + 1
-	f.g = make([]float64, int(k)*w)
-	f.h = make([]float64, int(k)*w)
-	f.gArg = make([]int16, int(k)*w)
-	f.hS = make([]int16, int(k)*w)
-	f.hT = make([]int16, int(k)*w)
+	// Stop is read between the allocations and while they are filled with +Inf: tables of up
+	// to --max-memory (2 GiB) take seconds to allocate and touch on a loaded machine, the cost
+	// that made C_MP overrun its share (dp/persistent.go, allocChunks).
+	size := int(k) * w
+	f.g = make([]float64, size)
+	if stopped(opt.Stop) {
+		return nil, ErrStopped
+	}
+	f.h = make([]float64, size)
+	if stopped(opt.Stop) {
+		return nil, ErrStopped
+	}
+	f.gArg = make([]int16, size)
+	f.hS = make([]int16, size)
+	f.hT = make([]int16, size)
 	inf := math.Inf(1)
-	for i := range f.g {
-		f.g[i], f.h[i] = inf, inf
+	for lo := 0; lo < size; lo += infBlock {
+		if stopped(opt.Stop) {
+			return nil, ErrStopped
+		}
+		for i := lo; i < min(lo+infBlock, size); i++ {
+			f.g[i], f.h[i] = inf, inf
+		}
 	}
 	x := make([]float64, (n+1)*w) // X(t', m) for the current (r, ℓ)
 	xS := make([]int16, (n+1)*w)
@@ -108,6 +123,9 @@ func NewFloating(c *instances.Chain, budget int64, opt Options) (*Floating, erro
 	}
 	return f, nil
 }
+
+// infBlock is how many entries NewFloating fills between two reads of Stop (64 MiB of G and H).
+const infBlock = 4 << 20
 
 // FloatingBytes estimates the memory of the C_FL table (NewFloating, FloatingLowerBound) of n
 // stages with slots slots: per state (s, t, ℓ), s ≤ t ≤ ℓ, rows of slots+1 values of G and H
