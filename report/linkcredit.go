@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memsched/memsched/dp"
+	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/verify/oracle"
 )
 
@@ -135,9 +136,9 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 // durations share no coarse tick (measured profiles: oracle.StrictOptions.MaxNodesFine;
 // 2 Mi took 10 s on the toy chain).
 const (
-	strictShare = 0.5
+	strictShare     = 0.5
 	strictNodes     = 2 << 20
-	strictNodesFine = 256 << 10
+	strictNodesFine = 512 << 10
 )
 
 // strictSearch runs the exhaustive search of strict schedules (oracle.Strict: the exact
@@ -172,7 +173,8 @@ func strictSearch(ctx context.Context, in Input, lr *LeverReport, budget int64) 
 		stop = c.Done()
 	}
 	start := time.Now()
-	r, err := oracle.Strict(in.Chain, budget, in.Bandwidth, oracle.StrictOptions{Upper: upper, MaxNodes: strictNodes, MaxNodesFine: strictNodesFine, Stop: stop})
+	r, err := oracle.Strict(in.Chain, budget, in.Bandwidth, oracle.StrictOptions{Upper: upper, MaxNodes: strictNodes, MaxNodesFine: strictNodesFine,
+		MaxMemory: memoryLimit(in), Stop: stop})
 	secs := time.Since(start).Seconds()
 	var limit *oracle.StrictLimitError
 	switch {
@@ -180,7 +182,11 @@ func strictSearch(ctx context.Context, in Input, lr *LeverReport, budget int64) 
 		lr.Notes = append(lr.Notes, fmt.Sprintf("exhaustive search: stopped at its time share after %.1f s", secs))
 		return
 	case errors.As(err, &limit):
-		lr.Notes = append(lr.Notes, fmt.Sprintf("exhaustive search: more than %d configurations (%.1f s)", limit.MaxNodes, secs))
+		if limit.MaxMemory > 0 {
+			lr.Notes = append(lr.Notes, fmt.Sprintf("exhaustive search: past --max-memory (%s) after %d configurations (%.1f s)", instances.FormatSize(limit.MaxMemory), limit.MaxNodes, secs))
+		} else {
+			lr.Notes = append(lr.Notes, fmt.Sprintf("exhaustive search: more than %d configurations (%.1f s)", limit.MaxNodes, secs))
+		}
 		return
 	case err != nil:
 		lr.Notes = append(lr.Notes, "exhaustive search: not run: "+err.Error())

@@ -287,7 +287,7 @@ func comboGlobalBounds(ctx context.Context, rep *ComboReport, c *instances.Chain
 	if err != nil {
 		return err
 	}
-	if err := comboExhaustive(ctx, rep, c, budget, beta); err != nil {
+	if err := comboExhaustive(ctx, rep, c, budget, beta, maxMem); err != nil {
 		return err
 	}
 	if solvers != nil {
@@ -624,7 +624,7 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 // pruned by the fastest verified result, within the time limit: a faster schedule is the
 // result "exhaustive", and a search that ends proves its makespan (or the fastest result's)
 // optimal: lower_bounds.exhaustive, the ratios' reference.
-func comboExhaustive(ctx context.Context, rep *ComboReport, c *instances.Chain, budget int64, beta float64) error {
+func comboExhaustive(ctx context.Context, rep *ComboReport, c *instances.Chain, budget int64, beta float64, maxMem int64) error {
 	if c.Len() > oracle.MaxStrictStages {
 		return nil
 	}
@@ -641,7 +641,7 @@ func comboExhaustive(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 	start := time.Now()
 	// On durations that share no coarse tick (measured profiles, the toy chain) the search
 	// grows much faster: 2 Mi configurations took 10 s on the toy chain without an answer.
-	r, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{Upper: upper, MaxNodes: 2 << 20, MaxNodesFine: 256 << 10, Stop: ctx.Done()})
+	r, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{Upper: upper, MaxNodes: 2 << 20, MaxNodesFine: 512 << 10, MaxMemory: maxMem, Stop: ctx.Done()})
 	var limit *oracle.StrictLimitError
 	switch {
 	case errors.Is(err, oracle.ErrStrictStopped):
@@ -649,6 +649,9 @@ func comboExhaustive(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 		return nil
 	case errors.As(err, &limit):
 		ex.Note = fmt.Sprintf("more than %d configurations (%.2f s)", limit.MaxNodes, time.Since(start).Seconds())
+		if limit.MaxMemory > 0 {
+			ex.Note = fmt.Sprintf("past --max-memory (%s) after %d configurations (%.2f s)", instances.FormatSize(limit.MaxMemory), limit.MaxNodes, time.Since(start).Seconds())
+		}
 		return nil
 	case err != nil:
 		ex.Note = "not run: " + err.Error()

@@ -2,6 +2,7 @@ package oracle_test
 
 import (
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -166,4 +167,26 @@ func TestStrictRealDurations(t *testing.T) {
 		}
 	}
 	t.Logf("%d chains with real durations: %d feasible", chains, both)
+}
+
+// TestStrictLimits: the caps say which one stopped the search. The toy chain's durations
+// (float seconds) need fine ticks: MaxNodesFine applies there, not on SPEC §6's integer case
+// A; MaxMemory stops it by its estimate of the memory queued (560 bytes a configuration).
+func TestStrictLimits(t *testing.T) {
+	toy := instances.Toy()
+	var le *oracle.StrictLimitError
+	_, err := oracle.Strict(toy, 80<<20, 1e9, oracle.StrictOptions{MaxNodesFine: 1000})
+	require.ErrorAs(t, err, &le)
+	assert.ErrorIs(t, err, oracle.ErrStrictLimit)
+	assert.Equal(t, 1000, le.MaxNodes)
+	assert.Zero(t, le.MaxMemory)
+	_, err = oracle.Strict(toy, 80<<20, 1e9, oracle.StrictOptions{MaxMemory: 1 << 20})
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, int64(1<<20), le.MaxMemory)
+	assert.Less(t, le.MaxNodes, (1<<20)/560, "settled configurations when the queue passed 1 MiB")
+	assert.Contains(t, err.Error(), "memory limit")
+	a := instances.SpecCombinedCases()[0]
+	r, err := oracle.Strict(a.Chain, a.Budget, a.Beta, oracle.StrictOptions{MaxNodesFine: 1})
+	require.NoError(t, err, "integer durations: MaxNodesFine does not apply")
+	assert.Zero(t, r.Makespan.Cmp(big.NewRat(7, 1)), r.Makespan.RatString())
 }
