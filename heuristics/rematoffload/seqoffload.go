@@ -220,6 +220,7 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 func bestOf(a, b *SequenceResult) *SequenceResult {
 	b.Tried += a.Tried
 	b.Evaluations += a.Evaluations
+	b.Polished += a.Polished
 	if a.Report != nil && (b.Report == nil || a.Report.Exact.Cmp(b.Report.Exact) <= 0) {
 		b.Schedule, b.Report, b.Source, b.Gaps = a.Schedule, a.Report, a.Source, a.Gaps
 	}
