@@ -98,3 +98,22 @@ func (c *Chain) Scaled(f int64) *Chain {
 	}
 	return s
 }
+
+// realUnit is a GPT-2 block's forward in seconds (`gen zoo gpt2`): RealDurations' unit.
+const realUnit = 0.07222110612382165
+
+// RealDurations returns a copy of c with every duration × 0.0722211… (a GPT-2 block's forward
+// in seconds) × a factor in [1, 1.125) drawn from r (u_f then u_b, stage by stage), and beta
+// divided by that unit, so that transfers keep their length against the compute: float
+// seconds that share no coarse tick, as a measured profile's do. The tests of the exhaustive
+// search of strict schedules (verify/oracle.Strict) and of what it referees take random tiny
+// chains so, besides their integer form.
+func RealDurations(c *Chain, beta float64, r *rand.Rand) (*Chain, float64) {
+	c = c.Clone()
+	for i := range c.Stages {
+		st := &c.Stages[i]
+		st.UF *= realUnit * (1 + r.Float64()/8)
+		st.UB *= realUnit * (1 + r.Float64()/8)
+	}
+	return c, beta / realUnit
+}

@@ -37,20 +37,14 @@ func TestCertifyAgreesWithTheReferees(t *testing.T) {
 		chains = 10
 	}
 	r := rand.New(rand.NewPCG(5, 77))
-	const unit = 0.07222110612382165
 	var points, proven, open int
 	for k := 0; k < chains; k++ {
-		c := instances.RandomTiny(r, k).Scaled(1 << 30)
-		for i := range c.Stages {
-			st := &c.Stages[i]
-			st.UF *= unit * (1 + r.Float64()/8)
-			st.UB *= unit * (1 + r.Float64()/8)
-		}
+		c, beta := instances.RealDurations(instances.RandomTiny(r, k).Scaled(1<<30), 1<<30, r)
 		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
 		require.NoError(t, err)
 		lo := verify.MinBudget(c)
 		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
-		beta := float64(1+r.IntN(4)) * (1 << 30) / unit
+		beta *= float64(1 + r.IntN(4))
 		name := fmt.Sprintf("chain %d (M = %d, β = %g)", k, budget, beta)
 		rep, err := Certify(context.Background(), Input{Chain: c, Budget: budget, Bandwidth: beta, TimeLimit: 20 * time.Second}, DefaultLevers())
 		require.NoError(t, err, name)

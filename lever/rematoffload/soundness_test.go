@@ -156,17 +156,7 @@ func TestSoundness(t *testing.T) {
 // realScale marks TestSoundness's third variant: GiB sizes and real durations.
 const realScale = -1
 
-// realDurations is c (at GiB scale, β in bytes per second) with every duration × 0.0722211…
-// (a GPT-2 block's forward in seconds) and a factor in [1, 1.125) drawn from seed, and β so
-// that the transfers keep their length in those units: float seconds with no coarse tick.
+// realDurations is instances.RealDurations with its factors drawn from seed.
 func realDurations(c *instances.Chain, beta float64, seed uint64) (*instances.Chain, float64) {
-	const unit = 0.07222110612382165
-	r := rand.New(rand.NewPCG(seed, 7))
-	c = c.Clone()
-	for i := range c.Stages {
-		st := &c.Stages[i]
-		st.UF *= unit * (1 + r.Float64()/8)
-		st.UB *= unit * (1 + r.Float64()/8)
-	}
-	return c, beta / unit
+	return instances.RealDurations(c, beta, rand.New(rand.NewPCG(seed, 7)))
 }

@@ -50,15 +50,7 @@ func TestBelowTheExactOptimum(t *testing.T) {
 				cc, b, bb = c.Scaled(1<<30), budget<<30, beta*(1<<30)
 			}
 			if v == 2 {
-				const unit = 0.07222110612382165
-				rr := rand.New(rand.NewPCG(uint64(k), 7))
-				cc = cc.Clone()
-				for i := range cc.Stages {
-					st := &cc.Stages[i]
-					st.UF *= unit * (1 + rr.Float64()/8)
-					st.UB *= unit * (1 + rr.Float64()/8)
-				}
-				bb /= unit
+				cc, bb = instances.RealDurations(cc, bb, rand.New(rand.NewPCG(uint64(k), 7)))
 			}
 			name := fmt.Sprintf("chain %d v%d (M = %d, β = %g): %+v", k, v, b, bb, cc)
 			ref, err := oracle.Strict(cc, b, bb, oracle.StrictOptions{})

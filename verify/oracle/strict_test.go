@@ -117,20 +117,14 @@ func TestStrictRealDurations(t *testing.T) {
 	if testing.Short() {
 		chains = 15
 	}
-	const unit = 0.07222110612382165
 	var both int
 	for k := 0; k < chains; k++ {
-		c := instances.RandomTiny(r, k).Scaled(1 << 30)
-		for i := range c.Stages {
-			st := &c.Stages[i]
-			st.UF *= unit * (1 + r.Float64()/8)
-			st.UB *= unit * (1 + r.Float64()/8)
-		}
+		c, beta := instances.RealDurations(instances.RandomTiny(r, k).Scaled(1<<30), 1<<30, r)
 		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
 		require.NoError(t, err)
 		lo := verify.MinBudget(c)
 		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
-		beta := float64(1+r.IntN(4)) * (1 << 30) / unit
+		beta *= float64(1 + r.IntN(4))
 		name := fmt.Sprintf("chain %d (M = %d, β = %g)\n%s", k, budget, beta, describe(c))
 		_, want, ok, err := oracle.Remat(c, budget, verify.RematOptions{})
 		require.NoError(t, err)
