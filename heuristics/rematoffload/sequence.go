@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/schedule"
@@ -233,7 +234,7 @@ func (sq *Sequence) Schedule(c *instances.Chain, budget int64, beta float64, gap
 // scheduleUntil is Schedule without the just-in-time schedule once passed says so (each
 // build replays the whole sequence: a second on 20 001 stages).
 func (sq *Sequence) scheduleUntil(c *instances.Chain, budget int64, beta float64, gaps []Gap, passed func() bool) (*schedule.Combined, *combined.Report, error) {
-	s, rep, _, err := sq.scheduleBoth(c, budget, beta, gaps, passed)
+	s, rep, _, err := sq.scheduleBoth(c, budget, beta, gaps, func(time.Duration) bool { return !passed() })
 	return s, rep, err
 }
 
@@ -244,14 +245,16 @@ type built struct {
 	times *combined.Report
 }
 
-// scheduleBoth is scheduleUntil, and says how the schedule returned was built.
-func (sq *Sequence) scheduleBoth(c *instances.Chain, budget int64, beta float64, gaps []Gap, passed func() bool) (*schedule.Combined, *combined.Report, built, error) {
+// scheduleBoth is scheduleUntil, and says how the schedule returned was built; room(d) says
+// whether a second schedule, which takes about as long as the first, d, may be built.
+func (sq *Sequence) scheduleBoth(c *instances.Chain, budget int64, beta float64, gaps []Gap, room func(d time.Duration) bool) (*schedule.Combined, *combined.Report, built, error) {
+	t0 := time.Now()
 	s, rep, err := sq.build(c, budget, beta, gaps, Earliest, nil, nil)
 	if err != nil {
 		return nil, nil, built{}, err
 	}
 	how := built{pol: Earliest}
-	if !passed() {
+	if room(time.Since(t0)) {
 		// Just in time: each prefetch as late as the earliest schedule's times allow.
 		if s2, rep2, err2 := sq.build(c, budget, beta, gaps, JustInTime, rep, nil); err2 == nil && rep2.Exact.Cmp(rep.Exact) < 0 {
 			s, rep, how = s2, rep2, built{pol: JustInTime, times: rep}
@@ -267,15 +270,23 @@ func (sq *Sequence) scheduleBoth(c *instances.Chain, budget int64, beta float64,
 // that could wait: on the toy chain at 97.78 MiB, 1 GB/s, a^0's offload from time 0 kept
 // ā^1's from starting after F^1, and B^5 waited 2.4 ms (43.27 ms; the swapped order, ā^1
 // first, is the optimum, 40.88 ms).
-func (sq *Sequence) polishLink(c *instances.Chain, budget int64, beta float64, gaps []Gap, how built, s *schedule.Combined, rep *combined.Report, eval func() bool) (*schedule.Combined, *combined.Report) {
+//
+// eval is asked before each schedule with the time the last one took (last, at first), and
+// says whether to build it.
+func (sq *Sequence) polishLink(c *instances.Chain, budget int64, beta float64, gaps []Gap, how built, s *schedule.Combined, rep *combined.Report, last time.Duration, eval func(last time.Duration) bool) (*schedule.Combined, *combined.Report) {
 	var swaps []int
 	for p := 0; p+1 < len(s.Transfers); p++ {
 		a, b := s.Transfers[p], s.Transfers[p+1]
-		if a.Tensor == b.Tensor || !eval() {
+		if a.Tensor == b.Tensor {
 			continue // the same tensor's transfers keep their order
 		}
+		if !eval(last) {
+			break
+		}
 		try := append(append([]int(nil), swaps...), p)
+		t0 := time.Now()
 		s2, rep2, err := sq.build(c, budget, beta, gaps, how.pol, how.times, try)
+		last = time.Since(t0)
 		if err == nil && rep2.Exact.Cmp(rep.Exact) < 0 {
 			s, rep, swaps = s2, rep2, try
 			p = max(p-2, -1) // the swap may open one just before it
@@ -488,8 +499,15 @@ const polishEvals = 128
 // passed (the best so far stands) and after maxEvals schedules in all (0: no cap).
 func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []SequenceCandidate, o Options, maxEvals int) (*SequenceResult, error) {
 	best := &SequenceResult{}
+	// built1 is what one schedule took to build at the last evaluation: none is started when
+	// the deadline is nearer (a build is not interruptible: with the replay by verify/combined
+	// it takes about a second on 20 001 stages; the second cover rule and the just-in-time
+	// schedule are skipped too). The first build is not: without it there is no schedule.
+	var built1 time.Duration
+	room := func(d time.Duration) bool { return !o.passed() && (o.Deadline.IsZero() || time.Until(o.Deadline) >= d) }
+	late := func() bool { return !room(built1) }
 	out := func() bool {
-		return o.passed() || maxEvals > 0 && best.Evaluations >= maxEvals || meetsSumU(c, best.Schedule, best.Report)
+		return late() || maxEvals > 0 && best.Evaluations >= maxEvals || meetsSumU(c, best.Schedule, best.Report)
 	}
 	for _, cd := range cands {
 		if out() {
@@ -502,7 +520,12 @@ func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []S
 		var how built // how the schedule of gaps was built (polish reads it)
 		eval := func(g []Gap) (*schedule.Combined, *combined.Report) {
 			best.Evaluations++
-			s, rep, h, err := sq.scheduleBoth(c, budget, beta, g, o.passed)
+			t0 := time.Now()
+			s, rep, h, err := sq.scheduleBoth(c, budget, beta, g, room)
+			built1 = time.Since(t0)
+			if h.pol == JustInTime {
+				built1 /= 2 // two schedules built
+			}
 			if err != nil {
 				return nil, nil // no schedule with these gaps
 			}
@@ -514,7 +537,7 @@ func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []S
 		var rep *combined.Report
 		var sHow built
 		for _, rule := range []CoverRule{Belady, Produced} {
-			if s != nil && o.passed() {
+			if late() { // also when Belady's cover did not schedule: its build took the time
 				break
 			}
 			g, ok := sq.CoverBy(budget, rule)
@@ -539,10 +562,12 @@ func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []S
 		polish := func() {
 			if !out() && !meetsSumU(c, s, rep) {
 				left := polishEvals
-				s, rep = sq.polishLink(c, budget, beta, gaps, sHow, s, rep, func() bool {
-					left--
+				s, rep = sq.polishLink(c, budget, beta, gaps, sHow, s, rep, built1, func(last time.Duration) bool {
+					if left--; left < 0 || !room(last) {
+						return false
+					}
 					best.Polished++
-					return left >= 0 && !o.passed()
+					return true
 				})
 			}
 		}
