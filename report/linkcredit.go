@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/memsched/memsched/dp"
-	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/verify/oracle"
 )
 
@@ -182,11 +181,7 @@ func strictSearch(ctx context.Context, in Input, lr *LeverReport, budget int64) 
 		lr.Notes = append(lr.Notes, fmt.Sprintf("exhaustive search: stopped at its time share after %.1f s", secs))
 		return
 	case errors.As(err, &limit):
-		if limit.MaxMemory > 0 {
-			lr.Notes = append(lr.Notes, fmt.Sprintf("exhaustive search: past --max-memory (%s) after %d configurations (%.1f s)", instances.FormatSize(limit.MaxMemory), limit.MaxNodes, secs))
-		} else {
-			lr.Notes = append(lr.Notes, fmt.Sprintf("exhaustive search: more than %d configurations (%.1f s)", limit.MaxNodes, secs))
-		}
+		lr.Notes = append(lr.Notes, fmt.Sprintf("exhaustive search: %s (%.1f s)", limit.Reason(), secs))
 		return
 	case err != nil:
 		lr.Notes = append(lr.Notes, "exhaustive search: not run: "+err.Error())

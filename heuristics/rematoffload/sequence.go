@@ -228,13 +228,7 @@ var ErrNoFit = errors.New("rematoffload: an operation does not fit the budget wi
 // Both policies are built and the faster valid schedule returned; ErrNoFit when neither
 // fits.
 func (sq *Sequence) Schedule(c *instances.Chain, budget int64, beta float64, gaps []Gap) (*schedule.Combined, *combined.Report, error) {
-	return sq.scheduleUntil(c, budget, beta, gaps, func() bool { return false })
-}
-
-// scheduleUntil is Schedule without the just-in-time schedule once passed says so (each
-// build replays the whole sequence: a second on 20 001 stages).
-func (sq *Sequence) scheduleUntil(c *instances.Chain, budget int64, beta float64, gaps []Gap, passed func() bool) (*schedule.Combined, *combined.Report, error) {
-	s, rep, _, err := sq.scheduleBoth(c, budget, beta, gaps, func(time.Duration) bool { return !passed() })
+	s, rep, _, err := sq.scheduleBoth(c, budget, beta, gaps, func(time.Duration) bool { return true })
 	return s, rep, err
 }
 
@@ -245,8 +239,10 @@ type built struct {
 	times *combined.Report
 }
 
-// scheduleBoth is scheduleUntil, and says how the schedule returned was built; room(d) says
-// whether a second schedule, which takes about as long as the first, d, may be built.
+// scheduleBoth is Schedule, without the just-in-time schedule unless room(d) says that a
+// second schedule, which takes about as long as the first, d, may be built (each build
+// replays the whole sequence: a second on 20 001 stages); it also says how the schedule
+// returned was built.
 func (sq *Sequence) scheduleBoth(c *instances.Chain, budget int64, beta float64, gaps []Gap, room func(d time.Duration) bool) (*schedule.Combined, *combined.Report, built, error) {
 	t0 := time.Now()
 	s, rep, err := sq.build(c, budget, beta, gaps, Earliest, nil, nil)

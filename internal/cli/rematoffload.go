@@ -648,10 +648,7 @@ func comboExhaustive(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 		ex.Note = fmt.Sprintf("stopped at the time limit (--time-limit) after %.2f s", time.Since(start).Seconds())
 		return nil
 	case errors.As(err, &limit):
-		ex.Note = fmt.Sprintf("more than %d configurations (%.2f s)", limit.MaxNodes, time.Since(start).Seconds())
-		if limit.MaxMemory > 0 {
-			ex.Note = fmt.Sprintf("past --max-memory (%s) after %d configurations (%.2f s)", instances.FormatSize(limit.MaxMemory), limit.MaxNodes, time.Since(start).Seconds())
-		}
+		ex.Note = fmt.Sprintf("%s (%.2f s)", limit.Reason(), time.Since(start).Seconds())
 		return nil
 	case err != nil:
 		ex.Note = "not run: " + err.Error()

@@ -39,6 +39,15 @@ func (e *StrictLimitError) Error() string {
 
 func (e *StrictLimitError) Is(target error) bool { return target == ErrStrictLimit }
 
+// Reason is the error in a report's words: "more than N configurations", or "past its memory
+// limit (M) after N configurations".
+func (e *StrictLimitError) Reason() string {
+	if e.MaxMemory > 0 {
+		return fmt.Sprintf("past its memory limit (%s) after %d configurations", instances.FormatSize(e.MaxMemory), e.MaxNodes)
+	}
+	return fmt.Sprintf("more than %d configurations", e.MaxNodes)
+}
+
 // strictNodeBytes is what one configuration queued costs the search: its node (120 bytes), its
 // place in the heap and in the map of the best ones, each at up to twice its length once grown
 // (measured: the toy chain, 7 stages, 80 MiB, 1 GB/s: 741 343 queued and 524 289 settled,
