@@ -131,14 +131,9 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 }
 
 // strictShare is the part of what is left of the lever's share the exhaustive search of
-// strict schedules may take; strictNodes caps its configurations, strictNodesFine where the
-// durations share no coarse tick (measured profiles: oracle.StrictOptions.MaxNodesFine;
-// 2 Mi took 10 s on the toy chain).
-const (
-	strictShare     = 0.5
-	strictNodes     = 2 << 20
-	strictNodesFine = 512 << 10
-)
+// strict schedules may take (its configurations capped by oracle.ToolStrictNodes and
+// oracle.ToolStrictNodesFine).
+const strictShare = 0.5
 
 // strictSearch runs the exhaustive search of strict schedules (oracle.Strict: the exact
 // optimum of the combined model, global) on chains of at most oracle.MaxStrictStages stages,
@@ -172,7 +167,7 @@ func strictSearch(ctx context.Context, in Input, lr *LeverReport, budget int64) 
 		stop = c.Done()
 	}
 	start := time.Now()
-	r, err := oracle.Strict(in.Chain, budget, in.Bandwidth, oracle.StrictOptions{Upper: upper, MaxNodes: strictNodes, MaxNodesFine: strictNodesFine,
+	r, err := oracle.Strict(in.Chain, budget, in.Bandwidth, oracle.StrictOptions{Upper: upper, MaxNodes: oracle.ToolStrictNodes, MaxNodesFine: oracle.ToolStrictNodesFine,
 		MaxMemory: memoryLimit(in), Stop: stop})
 	secs := time.Since(start).Seconds()
 	var limit *oracle.StrictLimitError

@@ -639,9 +639,8 @@ func comboExhaustive(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 		return nil
 	}
 	start := time.Now()
-	// On durations that share no coarse tick (measured profiles, the toy chain) the search
-	// grows much faster: 2 Mi configurations took 10 s on the toy chain without an answer.
-	r, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{Upper: upper, MaxNodes: 2 << 20, MaxNodesFine: 512 << 10, MaxMemory: maxMem, Stop: ctx.Done()})
+	r, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{Upper: upper, MaxNodes: oracle.ToolStrictNodes, MaxNodesFine: oracle.ToolStrictNodesFine,
+		MaxMemory: maxMem, Stop: ctx.Done()})
 	var limit *oracle.StrictLimitError
 	switch {
 	case errors.Is(err, oracle.ErrStrictStopped):

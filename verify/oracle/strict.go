@@ -18,6 +18,15 @@ const MaxStrictStages = 7
 // DefaultStrictNodes caps the configurations Strict settles (StrictOptions.MaxNodes = 0).
 const DefaultStrictNodes = 4 << 20
 
+// The caps certify and `memsched remat-offload` give the search inside their time limits:
+// ToolStrictNodes configurations, ToolStrictNodesFine where the durations share no coarse tick
+// (StrictOptions.MaxNodesFine; 2 Mi configurations took 10 s on the toy chain without an
+// answer).
+const (
+	ToolStrictNodes     = 2 << 20
+	ToolStrictNodesFine = 512 << 10
+)
+
 // ErrStrictLimit says that Strict settled StrictOptions.MaxNodes configurations without
 // reaching the end: the instance is too large for the exhaustive search.
 var ErrStrictLimit = errors.New("oracle: the exhaustive search of strict schedules passed its node limit")
