@@ -129,10 +129,10 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 	// behind that one, and as the strategies' upper end and sequence-offload's seed it
 	// prunes them (a 400-stage chain at 2 GiB: act-offload's 4062.93 ms, optimal, was never
 	// reached, while remat-then-offload took the whole share for 4341 ms).
-	actRow, actSeq, actOK := actOffloadRowWithin(ctx, in, budget)
+	actRow, actSch, actOK := actOffloadRowWithin(ctx, in, budget)
 	if actOK && actRow.Feasible {
 		cs.upper = actRow.Makespan
-		cs.seeds = append(cs.seeds, actSeq)
+		cs.seeds = append(cs.seeds, actSch)
 		if rematUp == 0 || actRow.Makespan < rematUp {
 			rematUp = actRow.Makespan
 		}
@@ -173,8 +173,8 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 // conversion and its replay do not look at a clock (0.9 s on a 20 001-stage chain, whose
 // share can be 3.8 s; 35 s while they were quadratic), so they run beside the lever and are
 // abandoned at the end — the row then says so, and the goroutine ends on its own (it only
-// reads its inputs). It also returns the schedule's compute sequence.
-func actOffloadRowWithin(ctx context.Context, in Input, budget int64) (Row, schedule.Sequence, bool) {
+// reads its inputs). It also returns the schedule (a seed of sequence-offload).
+func actOffloadRowWithin(ctx context.Context, in Input, budget int64) (Row, *schedule.Combined, bool) {
 	if ctx.Err() != nil {
 		if lr := in.Earlier["act-offload"]; lr == nil {
 			return Row{}, nil, false
@@ -183,13 +183,13 @@ func actOffloadRowWithin(ctx context.Context, in Input, budget int64) (Row, sche
 	}
 	type result struct {
 		row Row
-		seq schedule.Sequence
+		sch *schedule.Combined
 		ok  bool
 	}
 	done := make(chan result, 1)
 	go func() {
-		row, seq, ok := actOffloadRow(in, budget)
-		done <- result{row, seq, ok}
+		row, sch, ok := actOffloadRow(in, budget)
+		done <- result{row, sch, ok}
 	}()
 	var timeout <-chan time.Time // nil without a deadline: never
 	if dl, ok := ctx.Deadline(); ok {
@@ -200,7 +200,7 @@ func actOffloadRowWithin(ctx context.Context, in Input, budget int64) (Row, sche
 	stopped := Row{Strategy: "act-offload's", Note: "stopped at the end of its part of the lever's time share while the act-offload lever's schedule was replayed in this model"}
 	select {
 	case r := <-done:
-		return r.row, r.seq, r.ok
+		return r.row, r.sch, r.ok
 	case <-ctx.Done():
 		return stopped, nil, true
 	case <-timeout:
@@ -212,7 +212,7 @@ func actOffloadRowWithin(ctx context.Context, in Input, budget int64) (Row, sche
 // certification (Input.Earlier), as a schedule of the combined model (rematoffload.FromTimed,
 // verify/combined): a row "act-offload's", or, where the two models differ (004 counts the
 // loss gradient δ^{L+1} from the start, 001 from B_L), a row saying why it does not fit.
-func actOffloadRow(in Input, budget int64) (Row, schedule.Sequence, bool) {
+func actOffloadRow(in Input, budget int64) (Row, *schedule.Combined, bool) {
 	lr := in.Earlier["act-offload"]
 	if lr == nil || in.WeightsResident && chainWeights(in.Chain) > 0 && activationBudget(in, in.Budget) != budget {
 		return Row{}, nil, false
@@ -238,7 +238,7 @@ func actOffloadRow(in Input, budget int64) (Row, schedule.Sequence, bool) {
 		if rep, err = combined.Check(in.Chain, budget, in.Bandwidth, sch); err == nil {
 			row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, rep.Makespan, rep.Peak
 			row.Note = fmt.Sprintf("the act-offload lever's %s schedule (no recomputation), valid in this model (verify/combined)", best.Strategy)
-			return row, sch.Sequence(), true
+			return row, sch, true
 		}
 	}
 	row.Note = fmt.Sprintf("the act-offload lever's %s schedule (%s) is not a schedule of this model: %v", best.Strategy, instances.FormatDuration(best.Makespan), err)
@@ -386,7 +386,7 @@ type comboStrategies struct {
 	remat     []schedule.Sequence
 	rematNote string
 	maxMemory int64
-	seeds     []schedule.Sequence
+	seeds     []*schedule.Combined
 	// upper is a verified makespan from outside the rows (the act-offload lever's schedule
 	// in this model; 0: none).
 	upper float64
@@ -446,7 +446,7 @@ func (cs *comboStrategies) run(ctx context.Context, st leverro.Strategy, lr *Lev
 		row.Note = joinNote(row.Note, "stopped at the end of the lever's time share: the best plan found before it")
 	}
 	if out.Feasible {
-		cs.seeds = append(cs.seeds, out.Schedule.Sequence())
+		cs.seeds = append(cs.seeds, out.Schedule)
 		row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, out.Report.Makespan, out.Report.Peak
 		if out.ModelPlan != nil {
 			row.Note = joinNote(row.Note, fmt.Sprintf("fluid %s, %d offloaded", instances.FormatDuration(out.ModelFluid.Makespan), out.Report.Offloaded))

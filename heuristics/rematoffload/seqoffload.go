@@ -92,7 +92,7 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 		// the budget, nothing is faster.
 		if peak > budget {
 			tried := first.Tried
-			if err := schedule1(SequenceCandidate{checkpoint.StoreAll(c), "the store-all sequence"}, seqEvaluations/4); err != nil {
+			if err := schedule1(SequenceCandidate{Sequence: checkpoint.StoreAll(c), Source: "the store-all sequence"}, seqEvaluations/4); err != nil {
 				return nil, err
 			}
 			if first.Tried == tried && !o.passed() {
@@ -108,7 +108,7 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 		case err == nil && !ok:
 			lacked = append(lacked, "no sequential checkpointing fits")
 		case err == nil && ok:
-			if err := schedule1(SequenceCandidate{sq.Sequence, fmt.Sprintf("the best sequential checkpointing (%d segments)", sq.Segments)}, seqEvaluations/2-first.Evaluations); err != nil {
+			if err := schedule1(SequenceCandidate{Sequence: sq.Sequence, Source: fmt.Sprintf("the best sequential checkpointing (%d segments)", sq.Segments)}, seqEvaluations/2-first.Evaluations); err != nil {
 				return nil, err
 			}
 		}
@@ -119,7 +119,7 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 		r, err := dp.SolvePersistent(c, budget, dp.Options{Slots: slots, MaxMemory: o.maxMemory(), Stop: stop})
 		switch {
 		case err == nil && r.Feasible && (upper == 0 || r.Makespan < upper):
-			if err := schedule1(SequenceCandidate{r.Sequence, fmt.Sprintf("C_MP's sequence with %d slots", slots)}, 3*seqEvaluations/4-first.Evaluations); err != nil {
+			if err := schedule1(SequenceCandidate{Sequence: r.Sequence, Source: fmt.Sprintf("C_MP's sequence with %d slots", slots)}, 3*seqEvaluations/4-first.Evaluations); err != nil {
 				return nil, err
 			}
 		case err == nil:
@@ -165,7 +165,7 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 				return nil, err
 			}
 			if r.Feasible {
-				rs = append(rs, ranked{SequenceCandidate{r.Sequence, fmt.Sprintf("C_FL's optimum at %s", instances.FormatSize(p.Budget))}, r.Makespan})
+				rs = append(rs, ranked{SequenceCandidate{Sequence: r.Sequence, Source: fmt.Sprintf("C_FL's optimum at %s", instances.FormatSize(p.Budget))}, r.Makespan})
 			}
 		}
 	case errors.Is(err, dp.ErrStopped) || isOutOfReach(err):
@@ -181,7 +181,7 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 		switch {
 		case err == nil:
 			for _, s := range lc.Sequences {
-				rs = append(rs, ranked{SequenceCandidate{s.Sequence, fmt.Sprintf("the link-credit relaxation's sequence at %s", instances.FormatDuration(s.Relaxed))}, s.Relaxed})
+				rs = append(rs, ranked{SequenceCandidate{Sequence: s.Sequence, Source: fmt.Sprintf("the link-credit relaxation's sequence at %s", instances.FormatDuration(s.Relaxed))}, s.Relaxed})
 			}
 		case errors.Is(err, dp.ErrStopped) || isOutOfReach(err) || errors.Is(err, dp.ErrLinkCreditUpper):
 			lacked = append(lacked, "the link credit's table: "+err.Error())

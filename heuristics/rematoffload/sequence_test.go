@@ -134,3 +134,82 @@ func TestSequenceLinkOrder(t *testing.T) {
 	assert.Zero(t, r.Report.Exact.Cmp(ref.Makespan), "%s against the optimum %s", r.Report.Exact.FloatString(6), ref.Makespan.FloatString(6))
 	assert.Equal(t, 2, r.Gaps)
 }
+
+// TestGapsOfRoundTrip: the gaps a schedule keeps away (Sequence.GapsOf) are the gaps it was
+// built from, on random tiny chains at byte and GiB scale (both cover rules' gaps, scheduled);
+// and another strategy's schedule as a seed: the exhaustive search's optimal schedules, given
+// to ScheduleSequences with their sequences, have their gaps read back and are scheduled
+// again, validated and never below the optimum (the local search from the best start is
+// not monotone in the starts: the counts say how often each reached the optimum).
+func TestGapsOfRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 2811))
+	n := 150
+	if testing.Short() {
+		n = 40
+	}
+	var built, seeded, mapped, optimal, unseededOptimal int
+	for k := 0; k < n; k++ {
+		c := instances.RandomTiny(r, k)
+		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		lo := verify.MinBudget(c)
+		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
+		beta := float64(1 + r.IntN(4))
+		f := int64(1)
+		if k%2 == 1 {
+			f = 1 << 30
+		}
+		cc, b, bb := c.Scaled(f), budget*f, beta*float64(f)
+		name := fmt.Sprintf("chain %d ×%d, M = %d, β = %g", k, f, b, bb)
+		sq, err := rematoffload.NewSequence(cc, checkpoint.StoreAll(cc))
+		require.NoError(t, err)
+		for _, rule := range []rematoffload.CoverRule{rematoffload.Belady, rematoffload.Produced} {
+			gaps, ok := sq.CoverBy(b, rule)
+			if !ok {
+				continue
+			}
+			s, _, err := sq.Schedule(cc, b, bb, gaps)
+			if err != nil {
+				continue
+			}
+			got, ok := sq.GapsOf(s)
+			require.True(t, ok, name)
+			require.ElementsMatch(t, gaps, got, name)
+			built++
+		}
+		ref, err := oracle.Strict(cc, b, bb, oracle.StrictOptions{})
+		require.NoError(t, err, name)
+		if !ref.Feasible || len(ref.Schedule.Transfers) == 0 {
+			continue
+		}
+		seq := ref.Schedule.Sequence()
+		rsq, err := rematoffload.NewSequence(cc, seq)
+		require.NoError(t, err, name)
+		if _, ok := rsq.GapsOf(ref.Schedule); ok {
+			mapped++
+		}
+		with, err := rematoffload.ScheduleSequences(cc, b, bb, []rematoffload.SequenceCandidate{{Sequence: seq, Seed: ref.Schedule}}, rematoffload.Options{}, 0)
+		require.NoError(t, err, name)
+		without, err := rematoffload.ScheduleSequences(cc, b, bb, []rematoffload.SequenceCandidate{{Sequence: seq}}, rematoffload.Options{}, 0)
+		require.NoError(t, err, name)
+		if without.Schedule != nil {
+			require.NotNil(t, with.Schedule, name)
+			if without.Report.Exact.Cmp(ref.Makespan) == 0 {
+				unseededOptimal++
+			}
+		}
+		if with.Schedule == nil {
+			continue
+		}
+		seeded++
+		_, err = combined.Check(cc, b, bb, with.Schedule)
+		require.NoError(t, err, name)
+		require.GreaterOrEqual(t, with.Report.Exact.Cmp(ref.Makespan), 0, "%s: below the optimum", name)
+		if with.Report.Exact.Cmp(ref.Makespan) == 0 {
+			optimal++
+		}
+	}
+	require.Positive(t, built)
+	require.Positive(t, mapped)
+	t.Logf("%d chains: %d schedules' gaps read back; the optimum's own gaps found on %d; seeded with it, a schedule on %d, at the optimum on %d (%d without the seed)", n, built, mapped, seeded, optimal, unseededOptimal)
+}

@@ -326,7 +326,7 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 				o.Upper = *r.Makespan
 			}
 			if r.Feasible && r.Schedule != nil {
-				o.Seeds = append(o.Seeds, r.Schedule.Sequence())
+				o.Seeds = append(o.Seeds, r.Schedule)
 			}
 		}
 		out, err := st.Run(c, budget, beta, o)

@@ -47,9 +47,10 @@ type Options struct {
 	// Upper is a verified makespan at this budget (the best of the strategies run before;
 	// 0: none): sequence-offload prunes its tables by it and tries only faster sequences.
 	Upper float64
-	// Seeds are compute sequences of schedules found before (other strategies'), which
-	// sequence-offload schedules again with transfers of any tensor.
-	Seeds []schedule.Sequence
+	// Seeds are valid schedules found before (other strategies'): sequence-offload schedules
+	// their compute sequences again with transfers of any tensor, starting from their own
+	// transfers too (heuristics/rematoffload.SequenceCandidate.Seed).
+	Seeds []*schedule.Combined
 	// Remat are rematerialization sequences already verified at this budget (certify passes
 	// the remat lever's best): pofo weighs each, as a combined schedule without transfers,
 	// against its own by strict makespan. When nil, pofo weighs C_MP exact in bytes
@@ -106,7 +107,7 @@ var Strategies = []Strategy{
 		direct: func(c *instances.Chain, budget int64, beta float64, o Options) (*schedule.Combined, string, error) {
 			var seeds []heur.SequenceCandidate
 			for _, q := range o.Seeds {
-				seeds = append(seeds, heur.SequenceCandidate{Sequence: q, Source: "another strategy's sequence"})
+				seeds = append(seeds, heur.SequenceCandidate{Sequence: q.Sequence(), Source: "another strategy's sequence", Seed: q})
 			}
 			r, err := heur.SequenceOffload(c, budget, beta, o.Upper, seeds, heur.Options{Deadline: o.Deadline, MaxMemory: o.MaxMemory})
 			if err != nil {
