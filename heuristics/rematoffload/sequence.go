@@ -575,23 +575,67 @@ func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []S
 			how = h
 			return s, rep
 		}
+		// The link order of a schedule of gaps polished (polishLink), before the local search
+		// over the gaps and after it if it moved them: dropping a gap can win against the
+		// first order (the toy chain at 97.78 MiB: a^0 and ā^1 away, 43.27 ms; ā^1 alone,
+		// 42.29 ms) and lose against a better one (both, ā^1 first: 40.88 ms, the optimum).
+		// Its schedules are not counted against maxEvals, which bounds the candidates'
+		// covers and moves (counted, Inception v3 at 10 %, 12 GB/s scheduled 15 candidates
+		// instead of 23 and missed C_FL's, 153.22 against 152.74 ms), but capped on their own.
+		descend := func(gaps []Gap, s *schedule.Combined, rep *combined.Report, sHow built) ([]Gap, *schedule.Combined, *combined.Report) {
+			polish := func() {
+				if !out() && !meetsSumU(c, s, rep) {
+					left := polishEvals
+					s, rep = sq.polishLink(c, budget, beta, gaps, sHow, s, rep, built1, func(last time.Duration) bool {
+						if left--; left < 0 || !room(last) {
+							return false
+						}
+						best.Polished++
+						return true
+					})
+				}
+			}
+			polish()
+			polished := true
+			// Local search over the gaps: the first move that shortens the schedule, until none
+			// (or until it computes without a pause and recomputes nothing: nothing is faster).
+			for improved := true; improved && !out() && !meetsSumU(c, s, rep); {
+				improved = false
+				for k := range gaps {
+					if out() {
+						break
+					}
+					drop := append(append([]Gap(nil), gaps[:k]...), gaps[k+1:]...)
+					moves := [][]Gap{drop}
+					if re, ok := sq.coverWith(budget, drop, gaps[k]); ok {
+						moves = append(moves, re)
+					}
+					for _, g := range moves {
+						if s2, rep2 := eval(g); s2 != nil && rep2.Exact.Cmp(rep.Exact) < 0 {
+							s, rep, gaps, sHow, improved, polished = s2, rep2, g, how, true, false
+							break
+						}
+					}
+					if improved {
+						break
+					}
+				}
+			}
+			if !polished {
+				polish()
+			}
+			return gaps, s, rep
+		}
+		// From the better of the two cover rules' gaps.
 		var gaps []Gap
 		var s *schedule.Combined
 		var rep *combined.Report
 		var sHow built
-		// The starting points: the seed's own gaps (another strategy's choice: pofo's can be
-		// far from both rules', Inception v3 at 75 %, 12 GB/s: 142.50 ms against their
-		// 152.31 ms on its sequence), then the two cover rules'.
-		starts := []func() ([]Gap, bool){
-			func() ([]Gap, bool) { return sq.GapsOf(cd.Seed) },
-			func() ([]Gap, bool) { return sq.CoverBy(budget, Belady) },
-			func() ([]Gap, bool) { return sq.CoverBy(budget, Produced) },
-		}
-		for _, start := range starts {
-			if late() { // also when a cover did not schedule: its build took the time
+		for _, rule := range []CoverRule{Belady, Produced} {
+			if late() { // also when Belady's cover did not schedule: its build took the time
 				break
 			}
-			g, ok := start()
+			g, ok := sq.CoverBy(budget, rule)
 			if !ok {
 				continue
 			}
@@ -599,58 +643,25 @@ func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []S
 				s, rep, gaps, sHow = s2, rep2, g, how
 			}
 		}
+		if s != nil {
+			gaps, s, rep = descend(gaps, s, rep, sHow)
+		}
+		// Then from the seed's own gaps (another strategy's choice: pofo's can be far from
+		// both rules', Inception v3 at 75 %, 12 GB/s: 142.50 ms against their 152.31 ms on its
+		// sequence). A search of its own: the local search is not monotone in where it starts
+		// (ResNet-50 at 10 %, 12 GB/s: from the covers 112.44 ms, from pofo's gaps, the better
+		// start, 114.04 ms).
+		if g, ok := sq.GapsOf(cd.Seed); ok && !out() {
+			if s2, rep2 := eval(g); s2 != nil {
+				if g2, s2, rep2 := descend(g, s2, rep2, how); rep == nil || rep2.Exact.Cmp(rep.Exact) < 0 {
+					gaps, s, rep = g2, s2, rep2
+				}
+			}
+		}
 		if s == nil {
 			continue
 		}
 		best.Tried++
-		// The link order of these gaps polished (polishLink), before the local search over
-		// the gaps and after it if it moved them: dropping a gap can win against the first
-		// order (the toy chain at 97.78 MiB: a^0 and ā^1 away, 43.27 ms; ā^1 alone, 42.29 ms)
-		// and lose against a better one (both, ā^1 first: 40.88 ms, the optimum).
-		// Its schedules are not counted against maxEvals, which bounds the candidates'
-		// covers and moves (counted, Inception v3 at 10 %, 12 GB/s scheduled 15 candidates
-		// instead of 23 and missed C_FL's, 153.22 against 152.74 ms), but capped on their own.
-		polish := func() {
-			if !out() && !meetsSumU(c, s, rep) {
-				left := polishEvals
-				s, rep = sq.polishLink(c, budget, beta, gaps, sHow, s, rep, built1, func(last time.Duration) bool {
-					if left--; left < 0 || !room(last) {
-						return false
-					}
-					best.Polished++
-					return true
-				})
-			}
-		}
-		polish()
-		polished := true
-		// Local search over the gaps: the first move that shortens the schedule, until none
-		// (or until it computes without a pause and recomputes nothing: nothing is faster).
-		for improved := true; improved && !out() && !meetsSumU(c, s, rep); {
-			improved = false
-			for k := range gaps {
-				if out() {
-					break
-				}
-				drop := append(append([]Gap(nil), gaps[:k]...), gaps[k+1:]...)
-				moves := [][]Gap{drop}
-				if re, ok := sq.coverWith(budget, drop, gaps[k]); ok {
-					moves = append(moves, re)
-				}
-				for _, g := range moves {
-					if s2, rep2 := eval(g); s2 != nil && rep2.Exact.Cmp(rep.Exact) < 0 {
-						s, rep, gaps, sHow, improved, polished = s2, rep2, g, how, true, false
-						break
-					}
-				}
-				if improved {
-					break
-				}
-			}
-		}
-		if !polished {
-			polish()
-		}
 		if best.Report == nil || rep.Exact.Cmp(best.Report.Exact) < 0 {
 			best.Schedule, best.Report, best.Source, best.Gaps = s, rep, cd.Source, len(gaps)
 		}
