@@ -463,7 +463,7 @@ func (sq *Sequence) build(c *instances.Chain, budget int64, beta float64, gaps [
 
 // SequenceCandidate is a 004 sequence to schedule with transfers, and where it comes from.
 // Seed, when set, is a valid schedule of that sequence (another strategy's): the tensors it
-// keeps away are one more starting point of the local search (GapsOf).
+// keeps away (GapsOf) start a local search of their own (ScheduleSequences).
 type SequenceCandidate struct {
 	Sequence schedule.Sequence
 	Source   string
@@ -537,7 +537,8 @@ const polishEvals = 128
 // ScheduleSequences schedules each candidate with transfers (Sequence.CoverBy's gaps by
 // both rules, then a local search: a gap dropped, or dropped and the operations it served
 // covered again, while that shortens the strict schedule; the link order polished before and
-// after it, polishLink, at most polishEvals schedules each time) and returns the fastest valid
+// after it, polishLink, at most polishEvals schedules each time; then the same local search
+// from the gaps of the candidate's Seed, when it has one) and returns the fastest valid
 // schedule (Schedule nil when none fits). It stops starting candidates or moves once o's deadline has
 // passed (the best so far stands) and after maxEvals schedules in all (0: no cap).
 func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []SequenceCandidate, o Options, maxEvals int) (*SequenceResult, error) {
