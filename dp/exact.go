@@ -436,6 +436,9 @@ type FloatingExact struct {
 	// cred, when set, gives the operations extra budgets by phase (LinkCredit); nil: one
 	// budget.
 	cred *phaseCredit
+	// thin, when positive, thins every frontier by thin seconds (pareto.thin): the table's values are then lower bounds on C_FL's, not its optimum
+	// (LinkCreditOptions.Thin).
+	thin float64
 }
 
 // phaseCredit is the budget each operation has above the table's budget, in bytes
@@ -462,7 +465,7 @@ func (f *FloatingExact) ref(l, s int) int64 {
 // NewFloatingExact fills the exact C_FL tables for budgets up to budget bytes (a^0
 // included). It returns a *BreakpointError when a frontier outgrows opt's caps.
 func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*FloatingExact, error) {
-	return newFloatingExact(c, budget, opt, nil)
+	return newFloatingExact(c, budget, opt, nil, 0)
 }
 
 // availOf is the most memory a state (s, ·, ℓ) is asked about: the table's budget (a^0 out)
@@ -470,7 +473,7 @@ func NewFloatingExact(c *instances.Chain, budget int64, opt ExactOptions) (*Floa
 // levels hold.
 func (f *FloatingExact) availOf(l, s int) int64 { return f.avail + f.ref(l, s) }
 
-func newFloatingExact(c *instances.Chain, budget int64, opt ExactOptions, cred *phaseCredit) (*FloatingExact, error) {
+func newFloatingExact(c *instances.Chain, budget int64, opt ExactOptions, cred *phaseCredit, thin float64) (*FloatingExact, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -481,7 +484,7 @@ func newFloatingExact(c *instances.Chain, budget int64, opt ExactOptions, cred *
 	if n > MaxFloatingStages {
 		return nil, fmt.Errorf("dp: floating: %d stages is too many (at most %d); use the persistent algorithm", n, MaxFloatingStages)
 	}
-	f := &FloatingExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n, cred: cred}
+	f := &FloatingExact{c: c, bc: newBytesChain(c), budget: budget, avail: budget - c.A0, n: n, cred: cred, thin: thin}
 	if f.avail < 0 {
 		return f, nil
 	}
@@ -585,6 +588,9 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 			}
 			env.add(pre, f.row(f.g, s2, t2, l), bc.a[s2-1]-(f.ref(l, s2)-f.ref(l, r)), nil, need, int32(s2), false)
 		}
+		if f.thin > 0 {
+			env.cur.thin(f.thin)
+		}
 		x[t2] = wk.xar.keep(&env.cur)
 	}
 	for t := r; t <= l; t++ {
@@ -618,6 +624,9 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 		if err := wk.cp.check(&env.cur, r, t, l); err != nil {
 			return err
 		}
+		if f.thin > 0 {
+			env.cur.thin(f.thin)
+		}
 		f.h[f.idx[f.key(r, t, l)]] = ar.keep(&env.cur)
 	}
 	for t := r; t <= l; t++ {
@@ -642,6 +651,9 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 		}
 		if err := wk.cp.check(&env.cur, s, t, l); err != nil {
 			return err
+		}
+		if f.thin > 0 {
+			env.cur.thin(f.thin)
 		}
 		f.g[f.idx[f.key(s, t, l)]] = ar.keep(&env.cur)
 	}

@@ -29,7 +29,23 @@ type LinkCreditOptions struct {
 	// WholeStop, when set, stops the whole-tensor probes (the bound so far stands) instead of
 	// Exact.Stop, which then stops the fluid table only.
 	WholeStop <-chan struct{}
+	// Thin, when positive (seconds), builds every table with its frontiers thinned: each run
+	// of breakpoints whose makespans fall by less than Thin becomes one, at the run's least
+	// budget with its least makespan. Each thinned frontier is at or below the exact one at
+	// every budget and the tables' recurrences are minima of sums of frontiers, so every
+	// value is a lower bound on the exact table's and the bound stays a bound, lower by at
+	// most Thin per frontier read along the optimal decomposition. It buys speed: DenseNet-201
+	// at 10 %, 12 GB/s (105 stages, 59.5 M breakpoints exact, 7.7 s on 2 idle cores), Thin =
+	// 10 µs keeps 22.0 M and takes 3.1 s for 127.28 ms against the exact 127.46 ms. No
+	// Sequences with it (its choices are no sequence's).
+	Thin float64
 }
+
+// LinkCreditThinOfSumU is the thinning (LinkCreditOptions.Thin) the tools give a first,
+// quick link-credit table, as a fraction of Σ(u_f+u_b): on DenseNet-201 at 10 %, 12 GB/s
+// (Σu 104.96 ms, so 10.5 µs) it keeps 37 % of the exact table's breakpoints and its bound is
+// 0.14 % lower (127.28 against 127.46 ms); at 100 µs, 2.2 % lower (124.64 ms).
+const LinkCreditThinOfSumU = 1e-4
 
 // LinkCreditSequence is one point of the relaxation: a 004 sequence that fits the phase
 // budgets at makespan Relaxed (its own makespan is at most Relaxed); it usually exceeds the
@@ -122,6 +138,12 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 	if !(o.Upper >= 0) || math.IsInf(o.Upper, 0) {
 		return LinkCreditResult{}, fmt.Errorf("dp: link credit: the upper bound %g must be finite and ≥ 0", o.Upper)
 	}
+	if !(o.Thin >= 0) || math.IsInf(o.Thin, 0) {
+		return LinkCreditResult{}, fmt.Errorf("dp: link credit: thinning %g must be finite and ≥ 0", o.Thin)
+	}
+	if o.Thin > 0 && o.Sequences > 0 {
+		return LinkCreditResult{}, errors.New("dp: link credit: sequences need the exact table (Thin = 0): a thinned table's choices are no sequence's")
+	}
 	n := c.Len()
 	if n > MaxFloatingStages {
 		// Before anything else: past C_FL's stages a schedule a few ulps below Σu was taken for
@@ -154,7 +176,7 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 	res.TopBudget = bytesOf(math.Floor(top))
 	opt := o.Exact
 	opt.Cutoff = o.Upper
-	f, err := newFloatingExact(c, res.TopBudget, opt, cred)
+	f, err := newFloatingExact(c, res.TopBudget, opt, cred, o.Thin)
 	if err != nil {
 		return res, err
 	}
@@ -284,7 +306,7 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		if o.WholeStop != nil {
 			opt.Stop = o.WholeStop
 		}
-		f, err := newFloatingExact(c, min(budget+base, instances.MaxBytes), opt, cr)
+		f, err := newFloatingExact(c, min(budget+base, instances.MaxBytes), opt, cr, o.Thin)
 		res.Probes++
 		if err != nil {
 			return false, err

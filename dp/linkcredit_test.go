@@ -53,7 +53,8 @@ func bruteLinkCredit(t *testing.T, c *instances.Chain, budget int64, beta, upper
 // sequence (bisection on oracle.RematBudgeted, forwards run again in phase L+1 included: 004
 // Lemma 4.4 with budgets that never decrease with time), and is at most the exact optimum of
 // the strict combined model (oracle.Strict); so is its whole-tensor refinement, which is at
-// least it.
+// least it. Thinned (LinkCreditOptions.Thin, from 10⁻⁴ to 1 of the optimum) each is at most
+// its exact self.
 func TestLinkCreditAgainstReferees(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 17))
 	chains := 200
@@ -87,6 +88,14 @@ func TestLinkCreditAgainstReferees(t *testing.T) {
 		if whole.Bound > got.Bound*(1+1e-9) {
 			wholeAbove++
 		}
+		thin := opt * []float64{1e-4, 1e-2, 0.1, 1}[k%4]
+		tf, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt, Thin: thin})
+		require.NoError(t, err, name)
+		require.LessOrEqual(t, tf.Bound, got.Bound, name)
+		tw, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt, Thin: thin, Whole: true})
+		require.NoError(t, err, name)
+		require.LessOrEqual(t, tw.Bound, whole.Bound, name)
+		require.GreaterOrEqual(t, tw.Bound, tf.Bound, name)
 		if k%4 == 0 {
 			g, err := dp.LinkCredit(c.Scaled(1<<30), budget<<30, beta*(1<<30), dp.LinkCreditOptions{Upper: opt})
 			require.NoError(t, err, name)
@@ -101,6 +110,54 @@ func TestLinkCreditAgainstReferees(t *testing.T) {
 		}
 	}
 	t.Logf("%d chains solved: the bound above Σu on %d, at the optimum on %d; whole tensors raise it on %d", solved, aboveSumU, tight, wholeAbove)
+}
+
+// TestLinkCreditThinned: thinned (LinkCreditOptions.Thin) the link credit is at most the exact
+// table's, fluid and with whole tensors, and within Thin per frontier read of it — on random
+// chains of 6 to 30 stages (byte and GiB scale) at tight budgets and slow links, where it is
+// above Σu (the tiny chains of TestLinkCreditAgainstReferees rarely are), from Thin = 10⁻⁵ to
+// 10⁻¹ of Σu. Mutated to keep a run's first makespan instead of its last, it fails.
+func TestLinkCreditThinned(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 71))
+	chains := 80
+	if testing.Short() {
+		chains = 30
+	}
+	var lower, above int
+	worst := 0.0 // the largest loss, in units of Thin
+	for k := 0; k < chains; k++ {
+		maxSize := int64(1000)
+		if k%2 == 1 {
+			maxSize = 1 << 30
+		}
+		c := instances.Random(r, instances.RandomParams{Stages: 6 + r.IntN(25), MaxSize: maxSize, MaxTime: 0.01, WithABar: true, WithOverheads: true})
+		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		lo := verify.MinBudget(c)
+		budget := lo + (sa.Peak-lo)*int64(r.IntN(40))/100
+		sumU := c.ComputeTime()
+		beta := float64(sa.Peak) / sumU * (0.02 + 0.3*r.Float64()) // a few per cent of the peak per Σu
+		name := fmt.Sprintf("chain %d (M = %d, β = %g)\n%s", k, budget, beta, describe(c))
+		upper := 4 * sumU // above every sequence's makespan at a budget remat fits
+		exact, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Whole: true})
+		require.NoError(t, err, name)
+		if exact.Fluid > sumU*(1+1e-9) {
+			above++
+		}
+		thin := sumU * []float64{1e-5, 1e-3, 1e-2, 1e-1}[k%4]
+		got, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Whole: true, Thin: thin})
+		require.NoError(t, err, name)
+		require.LessOrEqual(t, got.Fluid, exact.Fluid, name)
+		require.LessOrEqual(t, got.Bound, exact.Bound, name)
+		require.GreaterOrEqual(t, got.Bound, got.Fluid, name)
+		if got.Fluid < exact.Fluid*(1-1e-9) {
+			lower++
+			worst = max(worst, (exact.Fluid-got.Fluid)/thin)
+		}
+	}
+	t.Logf("%d chains: the exact fluid bound above Σu on %d, the thinned one lower on %d, by at most %.1f × Thin", chains, above, lower, worst)
+	require.Greater(t, above, chains/2, "the chains do not exercise the link credit")
+	require.Positive(t, lower, "no thinning lowered the bound: the test does not exercise it")
 }
 
 // TestLinkCreditUpperAtSumU: a verified makespan at Σu may sum a few ulps below c.ComputeTime()

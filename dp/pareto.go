@@ -37,6 +37,26 @@ func (p *pareto) least() float64 {
 	return p.val[len(p.val)-1]
 }
 
+// thin replaces p by a coarser staircase below it: each run of breakpoints whose values fall
+// by less than eps from the run's first is one breakpoint, at the run's first memory with its
+// last value. At every m the result is ≤ p's value and > p's value − eps, and it has at most
+// (first value − least value)/eps + 1 breakpoints. A table filled from thinned frontiers
+// (minima of sums of them, each sum non-decreasing in every term) is a relaxation: its
+// values are lower bounds on the exact table's.
+func (p *pareto) thin(eps float64) {
+	k := 0
+	for i := 0; i < len(p.mem); {
+		j := i
+		for j+1 < len(p.mem) && p.val[i]-p.val[j+1] < eps {
+			j++
+		}
+		p.mem[k], p.val[k], p.arg[k] = p.mem[i], p.val[j], p.arg[j]
+		k++
+		i = j + 1
+	}
+	p.mem, p.val, p.arg = p.mem[:k], p.val[:k], p.arg[:k]
+}
+
 func (p *pareto) reset() { p.mem, p.val, p.arg = p.mem[:0], p.val[:0], p.arg[:0] }
 
 func (p *pareto) push(m int64, v float64, a int32) {

@@ -163,7 +163,7 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 	if credit != nil {
 		credit.wait(ctx, in, &lr, budget)
 	} else {
-		linkCreditBound(ctx, in, &lr, budget)
+		linkCreditBound(ctx, in, &lr, budget, true)
 	}
 	strictSearch(ctx, in, &lr, budget)
 	return lr, ctx.Err()

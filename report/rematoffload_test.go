@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/zoo"
@@ -202,6 +203,53 @@ func TestLinkCreditRetriedWithWholeMemory(t *testing.T) {
 	require.Len(t, lr.Notes, 1)
 	assert.Contains(t, lr.Notes[0], "out of reach")
 	assert.NotContains(t, lr.Notes[0], "built again")
+}
+
+// TestLinkCreditThinnedStands: linkCredit's first, thinned table gives a global bound on its
+// own; when the exact table is out of reach (here its frontiers pass a breakpoint cap the
+// thinned ones stay under: DenseNet-121 at 10 %, 12 GB/s) the thinned bound stands, at most
+// the exact one and above Σu, and its note says so; with both in reach the exact one is the
+// bound; a thinned bound that meets the upper end is the bound, the exact table not built.
+func TestLinkCreditThinnedStands(t *testing.T) {
+	c, err := zoo.DenseNet(zoo.CNNConfig{Depth: 121, Image: 224, Batch: 32})
+	require.NoError(t, err)
+	sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	require.NoError(t, err)
+	lo := verify.MinBudget(c)
+	in := Input{Chain: c, Budget: lo + (sa.Peak-lo)/10, Bandwidth: 12e9}
+	upper := 0.0866 // above pofo's verified 85.69 ms (docs/combined-zoo.tsv)
+	exact, err := dp.LinkCredit(c, in.Budget, in.Bandwidth, dp.LinkCreditOptions{Upper: upper})
+	require.NoError(t, err)
+	thin, err := dp.LinkCredit(c, in.Budget, in.Bandwidth, dp.LinkCreditOptions{Upper: upper, Thin: dp.LinkCreditThinOfSumU * c.ComputeTime()})
+	require.NoError(t, err)
+	require.Less(t, thin.Stats.MaxBreakpoints, exact.Stats.MaxBreakpoints)
+
+	both := linkCredit(context.Background(), in, in.Budget, upper, 0, true)
+	require.True(t, both.ok, "%v", both.notes)
+	assert.False(t, both.outOfReach)
+	assert.GreaterOrEqual(t, both.bound.Value, exact.Bound)
+	assert.NotContains(t, both.bound.Note, "thinned")
+
+	in.MaxBreakpoints = thin.Stats.MaxBreakpoints
+	r := linkCredit(context.Background(), in, in.Budget, upper, 0, true)
+	require.True(t, r.ok, "%v", r.notes)
+	assert.True(t, r.outOfReach)
+	assert.InDelta(t, thin.Bound, r.bound.Value, 1e-12*upper)
+	assert.Less(t, r.bound.Value, exact.Bound)
+	assert.Greater(t, r.bound.Value, c.ComputeTime()*1.1)
+	assert.Contains(t, r.bound.Note, "thinned table")
+	require.Len(t, r.notes, 1)
+	assert.Contains(t, r.notes[0], "out of reach")
+	assert.Contains(t, r.notes[0], "the thinned table's bound stands")
+	// A thinned bound that meets the upper end ends it: the exact table is not built (here it
+	// would contradict that upper end, which lies below the exact bound, and be dropped).
+	in.MaxBreakpoints = 0
+	r = linkCredit(context.Background(), in, in.Budget, thin.Bound, 0, true)
+	require.True(t, r.ok, "%v", r.notes)
+	assert.Equal(t, thin.Bound, r.bound.Value)
+	assert.Contains(t, r.bound.Note, "it meets the fastest schedule at hand")
+	assert.Empty(t, r.notes)
+	t.Logf("Σu %.3f ms, thinned %.3f ms (%d breakpoints at most), exact %.3f ms (%d)", c.ComputeTime()*1e3, r.bound.Value*1e3, thin.Stats.MaxBreakpoints, exact.Bound*1e3, exact.Stats.MaxBreakpoints)
 }
 
 // TestCombinedNotBehindActOffloadOnALongChain: the act-offload lever's schedule is weighed

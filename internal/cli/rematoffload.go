@@ -578,7 +578,19 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 		return nil
 	}
 	start := time.Now()
+	// A thinned table first (dp.LinkCreditThinOfSumU, as certify): its bound stands when the
+	// exact one does not end (DenseNet-201 at 10 %: 3.1 s against 7.7 s) or meets upper.
+	thin := dp.LinkCreditThinOfSumU * c.ComputeTime()
+	tr, terr := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Thin: thin, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
+	thinned := terr == nil && thin > 0
+	if thinned && tr.Bound >= upper*(1-1e-12) {
+		terr = comboThinnedBound(rep, lc, tr, thin, start, "it meets the fastest result")
+		return terr
+	}
 	r, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Whole: true, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
+	if err != nil && thinned && !errors.Is(err, dp.ErrLinkCreditUpper) {
+		return comboThinnedBound(rep, lc, tr, thin, start, "the exact table did not end: "+err.Error())
+	}
 	var be *dp.BreakpointError
 	var tl *dp.TooLargeError
 	var se *dp.LinkCreditScopeError
@@ -596,13 +608,25 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 	case err != nil:
 		return fmt.Errorf("remat-offload: link credit: %w", err)
 	}
-	v := r.Bound
-	lc.Value = &v
 	if r.Stats.Breakpoints == 0 && r.Probes == 0 {
 		lc.Note = "the fastest schedule meets Σu: nothing left to bound"
 	} else {
 		lc.Note = fmt.Sprintf("%.2f s, exact C_FL with phase budgets (%d breakpoints), fluid credits %s, whole tensors %d tables", time.Since(start).Seconds(), r.Stats.Breakpoints, instances.FormatDuration(r.Fluid), r.Probes)
 	}
+	return comboCreditValue(rep, lc, r.Bound)
+}
+
+// comboThinnedBound sets lc to the thinned link-credit table's bound r (frontiers thinned by
+// thin seconds), why it stands, and the ratios.
+func comboThinnedBound(rep *ComboReport, lc *ComboBound, r dp.LinkCreditResult, thin float64, start time.Time, why string) error {
+	lc.Note = fmt.Sprintf("%.2f s, C_FL with phase budgets, frontiers thinned by %s (a lower bound on the exact table's; %d breakpoints): %s", time.Since(start).Seconds(), instances.FormatDuration(thin), r.Stats.Breakpoints, why)
+	return comboCreditValue(rep, lc, r.Bound)
+}
+
+// comboCreditValue records the link credit's bound v in lc and as the best bound when it is,
+// and checks every verified result against it.
+func comboCreditValue(rep *ComboReport, lc *ComboBound, v float64) error {
+	lc.Value = &v
 	if v > rep.LowerBounds.Best {
 		rep.LowerBounds.Best, rep.LowerBounds.BestBy = v, "link_credit"
 	}
