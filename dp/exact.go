@@ -436,8 +436,8 @@ type FloatingExact struct {
 	// cred, when set, gives the operations extra budgets by phase (LinkCredit); nil: one
 	// budget.
 	cred *phaseCredit
-	// thin, when positive, thins every frontier by thin seconds (pareto.thin): the table's values are then lower bounds on C_FL's, not its optimum
-	// (LinkCreditOptions.Thin).
+	// thin, when positive, thins every frontier by thin seconds (pareto.thin): the table's
+	// values are then lower bounds on C_FL's, not its optimum (LinkCreditOptions.Thin).
 	thin float64
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memsched/memsched/dp"
+	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/verify/oracle"
 )
 
@@ -106,18 +107,20 @@ func linkCreditBound(ctx context.Context, in Input, lr *LeverReport, budget int6
 // Two passes (one, the exact, without thinFirst): first the fluid table thinned by
 // dp.LinkCreditThinOfSumU of Σu (LinkCreditOptions.Thin: a lower, still global, bound in a
 // fraction of the time), then — unless that bound already meets upper, which the exact one
-// cannot pass — the exact table with its whole-tensor probes, whose bound replaces it when
-// it ends. On DenseNet-201 at 10 %, 12 GB/s
-// the exact table (59.5 M breakpoints) takes 7.7 s on 2 idle cores and 16–17 s beside the
-// strategies, so certify's 10 s share ended with Σu (bracket 1.255); thinned by 10.5 µs it
-// takes 3.1 s for 127.28 ms against the exact 127.46 ms. On chains whose exact table is
-// fast the first pass costs a fraction of it (it is never larger).
+// cannot pass — the exact table with its whole-tensor probes, pruned at the thinned bound plus
+// dp.LinkCreditExactMargin thinnings (the cutoff sets its size), whose bound replaces it when
+// it ends. On DenseNet-201 at 10 %, 12 GB/s the exact table (59.5 M breakpoints) takes 7.7 s
+// on 2 idle cores and 16–17 s beside the strategies, so certify's 10 s share ended with Σu
+// (bracket 1.255); thinned by 10.5 µs it takes 3.1 s for 127.28 ms against the exact
+// 127.46 ms. On chains whose exact table is fast the first pass costs a fraction of it (it is
+// never larger).
 func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxMemory int64, thinFirst bool) creditResult {
 	if ctx.Err() != nil {
 		return creditResult{notes: []string{"link credit: not run, no time left in the lever's share"}}
 	}
 	start := time.Now()
 	var res creditResult
+	exactUpper := upper
 	if thin := dp.LinkCreditThinOfSumU * in.Chain.ComputeTime(); thinFirst && thin > 0 {
 		r, err := dp.LinkCredit(in.Chain, budget, in.Bandwidth, dp.LinkCreditOptions{Upper: upper, Thin: thin,
 			Exact: dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints, MaxMemory: maxMemory, Stop: ctx.Done()}})
@@ -128,6 +131,7 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 				return res
 			}
 			res.bound.Note = how + ": the exact table did not end"
+			exactUpper = min(upper, res.bound.Value+exactMargin*thin)
 			if ctx.Err() != nil {
 				res.notes = append(res.notes, fmt.Sprintf("link credit: the exact table not run, no time left after the thinned one (%.1f s)", time.Since(start).Seconds()))
 				return res
@@ -145,9 +149,17 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 		wholeStop = c.Done()
 	}
 	exactStart := time.Now()
-	r, err := dp.LinkCredit(in.Chain, budget, in.Bandwidth, dp.LinkCreditOptions{Upper: upper, Whole: true, WholeStop: wholeStop,
+	r, err := dp.LinkCredit(in.Chain, budget, in.Bandwidth, dp.LinkCreditOptions{Upper: exactUpper, Whole: true, WholeStop: wholeStop,
 		Exact: dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints, MaxMemory: maxMemory, Stop: ctx.Done()}})
+	if errors.Is(err, dp.ErrLinkCreditUpper) && exactUpper < upper {
+		// Pruned at the thinned bound plus a margin (dp.LinkCreditExactMargin): nothing fits
+		// below that, which is then the bound.
+		r.Bound, err = exactUpper, nil
+	}
 	ex := creditOutcome(r, err, exactStart)
+	if ex.ok && exactUpper < upper {
+		ex.bound.Note = fmt.Sprintf("%s; the exact table pruned at %s (the thinned bound + %g × %.3g µs)", ex.bound.Note, instances.FormatDuration(exactUpper), exactMargin, dp.LinkCreditThinOfSumU*in.Chain.ComputeTime()*1e6)
+	}
 	if ex.ok || !res.ok {
 		if ex.ok {
 			ex.bound.Seconds = time.Since(start).Seconds()
@@ -162,6 +174,9 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 	res.outOfReach = ex.outOfReach
 	return res
 }
+
+// exactMargin is dp.LinkCreditExactMargin (a variable for the tests).
+var exactMargin float64 = dp.LinkCreditExactMargin
 
 // creditOutcome turns dp.LinkCredit's answer, started at start, into a creditResult.
 func creditOutcome(r dp.LinkCreditResult, err error, start time.Time) creditResult {

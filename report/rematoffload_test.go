@@ -209,7 +209,7 @@ func TestLinkCreditRetriedWithWholeMemory(t *testing.T) {
 // own; when the exact table is out of reach (here its frontiers pass a breakpoint cap the
 // thinned ones stay under: DenseNet-121 at 10 %, 12 GB/s) the thinned bound stands, at most
 // the exact one and above Σu, and its note says so; with both in reach the exact one is the
-// bound; a thinned bound that meets the upper end is the bound, the exact table not built.
+// bound (pruned at the thinned one plus a margin: below it, the pruning point); a thinned bound that meets the upper end is the bound, the exact table not built.
 func TestLinkCreditThinnedStands(t *testing.T) {
 	c, err := zoo.DenseNet(zoo.CNNConfig{Depth: 121, Image: 224, Batch: 32})
 	require.NoError(t, err)
@@ -228,7 +228,18 @@ func TestLinkCreditThinnedStands(t *testing.T) {
 	require.True(t, both.ok, "%v", both.notes)
 	assert.False(t, both.outOfReach)
 	assert.GreaterOrEqual(t, both.bound.Value, exact.Bound)
-	assert.NotContains(t, both.bound.Note, "thinned")
+	assert.NotContains(t, both.bound.Note, "thinned table (")
+	assert.Contains(t, both.bound.Note, "the exact table pruned at")
+
+	// Pruned below its own bound (a margin of one thinning here, 64 by default), the exact
+	// table finds nothing below the pruning point, which is then the bound.
+	defer func(m float64) { exactMargin = m }(exactMargin)
+	exactMargin = 1
+	pruned := linkCredit(context.Background(), in, in.Budget, upper, 0, true)
+	require.True(t, pruned.ok, "%v", pruned.notes)
+	assert.InDelta(t, thin.Bound+dp.LinkCreditThinOfSumU*c.ComputeTime(), pruned.bound.Value, 1e-12*upper)
+	assert.Less(t, pruned.bound.Value, exact.Bound)
+	exactMargin = dp.LinkCreditExactMargin
 
 	in.MaxBreakpoints = thin.Stats.MaxBreakpoints
 	r := linkCredit(context.Background(), in, in.Budget, upper, 0, true)

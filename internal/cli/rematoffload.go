@@ -583,11 +583,19 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 	thin := dp.LinkCreditThinOfSumU * c.ComputeTime()
 	tr, terr := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Thin: thin, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
 	thinned := terr == nil && thin > 0
-	if thinned && tr.Bound >= upper*(1-1e-12) {
-		terr = comboThinnedBound(rep, lc, tr, thin, start, "it meets the fastest result")
-		return terr
+	if thinned && tr.Stats.Breakpoints > 0 && tr.Bound >= upper*(1-1e-12) {
+		return comboThinnedBound(rep, lc, tr, thin, start, "it meets the fastest result")
 	}
-	r, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Whole: true, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
+	// The exact table pruned at the thinned bound plus a margin (the cutoff sets its size):
+	// where nothing fits below that, it is the bound.
+	exactUpper := upper
+	if thinned {
+		exactUpper = min(upper, tr.Bound+dp.LinkCreditExactMargin*thin)
+	}
+	r, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: exactUpper, Whole: true, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
+	if errors.Is(err, dp.ErrLinkCreditUpper) && exactUpper < upper {
+		r.Bound, err = exactUpper, nil
+	}
 	if err != nil && thinned && !errors.Is(err, dp.ErrLinkCreditUpper) {
 		return comboThinnedBound(rep, lc, tr, thin, start, "the exact table did not end: "+err.Error())
 	}
@@ -612,6 +620,9 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 		lc.Note = "the fastest schedule meets Σu: nothing left to bound"
 	} else {
 		lc.Note = fmt.Sprintf("%.2f s, exact C_FL with phase budgets (%d breakpoints), fluid credits %s, whole tensors %d tables", time.Since(start).Seconds(), r.Stats.Breakpoints, instances.FormatDuration(r.Fluid), r.Probes)
+		if exactUpper < upper {
+			lc.Note += fmt.Sprintf("; pruned at %s (the thinned bound %s + %d × %s)", instances.FormatDuration(exactUpper), instances.FormatDuration(tr.Bound), dp.LinkCreditExactMargin, instances.FormatDuration(thin))
+		}
 	}
 	return comboCreditValue(rep, lc, r.Bound)
 }
