@@ -39,6 +39,12 @@ type LinkCreditOptions struct {
 	// 10 µs keeps 22.0 M and takes 3.1 s for 127.28 ms against the exact 127.46 ms. No
 	// Sequences with it (its choices are no sequence's).
 	Thin float64
+	// Prune, when in (0, Upper), prunes the fluid table there instead of at Upper (the
+	// cutoff sets the table's size: a thinned table's bound plus a margin,
+	// LinkCreditExactMargin). Where nothing fits below Prune, Prune is the fluid bound
+	// (nothing below it fits); the whole-tensor bisection still searches up to Upper, whose
+	// last probe just below it can prove Upper's schedule optimal.
+	Prune float64
 }
 
 // LinkCreditThinOfSumU is the thinning (LinkCreditOptions.Thin) the tools give a first,
@@ -48,10 +54,9 @@ type LinkCreditOptions struct {
 const LinkCreditThinOfSumU = 1e-4
 
 // LinkCreditExactMargin is where the tools prune the exact table that follows a thinned one:
-// at the thinned bound plus this many Thin (LinkCreditOptions.Upper), below the verified
-// schedule's makespan, since the cutoff sets the table's size. The exact bound is found when it
-// lies below that; otherwise LinkCredit answers ErrLinkCreditUpper and that upper end is
-// itself a bound (nothing fits below it). DenseNet-201 at 10 %, 12 GB/s: the exact bound is
+// at the thinned bound plus this many Thin (LinkCreditOptions.Prune), below the verified
+// schedule's makespan, since the cutoff sets the table's size. The exact fluid bound is found
+// when it lies below that; otherwise that point is the fluid bound (nothing fits below it). DenseNet-201 at 10 %, 12 GB/s: the exact bound is
 // 16.7 Thin above the thinned one, and pruned at 127.95 ms instead of 131.6 ms the exact
 // table takes 4.4 s instead of 7.2 s (37.3 M breakpoints instead of 57.4 M).
 const LinkCreditExactMargin = 64
@@ -73,7 +78,7 @@ type LinkCreditResult struct {
 	// of it at most β·(T − Σu + Credit[ℓ]) bytes can be away from the GPU; First[k] the same
 	// for the first run of F^k in phase L+1 (k = 1..L+1).
 	Credit, First []float64
-	// TopBudget is the table's budget in bytes (phase L+1's at T = Upper).
+	// TopBudget is the table's budget in bytes (phase L+1's at T = Upper, or at Prune).
 	TopBudget int64
 	// Stats is the exact table's size.
 	Stats ExactStats
@@ -147,6 +152,9 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 	if !(o.Upper >= 0) || math.IsInf(o.Upper, 0) {
 		return LinkCreditResult{}, fmt.Errorf("dp: link credit: the upper bound %g must be finite and ≥ 0", o.Upper)
 	}
+	if !(o.Prune >= 0) || math.IsInf(o.Prune, 0) {
+		return LinkCreditResult{}, fmt.Errorf("dp: link credit: the pruning point %g must be finite and ≥ 0", o.Prune)
+	}
 	if !(o.Thin >= 0) || math.IsInf(o.Thin, 0) {
 		return LinkCreditResult{}, fmt.Errorf("dp: link credit: thinning %g must be finite and ≥ 0", o.Thin)
 	}
@@ -181,10 +189,14 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 		cred.phase[l] = bytesOf(math.Ceil(beta * h[l]))
 		cred.first[l] = bytesOf(math.Ceil(beta * first[l]))
 	}
-	top := float64(budget) + beta*(o.Upper-sumU)
+	cut := o.Upper
+	if o.Prune > 0 && o.Prune < o.Upper {
+		cut = max(o.Prune, sumU)
+	}
+	top := float64(budget) + beta*(cut-sumU)
 	res.TopBudget = bytesOf(math.Floor(top))
 	opt := o.Exact
-	opt.Cutoff = o.Upper
+	opt.Cutoff = cut
 	f, err := newFloatingExact(c, res.TopBudget, opt, cred, o.Thin)
 	if err != nil {
 		return res, err
@@ -199,10 +211,14 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 		relaxed[i] = max(p.Makespan, t, sumU)
 		best = min(best, relaxed[i])
 	}
-	if best > o.Upper*(1+1e-9) {
+	switch {
+	case best <= cut*(1+1e-9):
+		res.Bound = min(best, cut)
+	case cut < o.Upper:
+		res.Bound = cut // pruned below the fluid bound: nothing fits below cut
+	default:
 		return res, ErrLinkCreditUpper
 	}
-	res.Bound = min(best, o.Upper)
 	res.Fluid = res.Bound
 	if o.Sequences > 0 {
 		idx := make([]int, len(front))
@@ -241,6 +257,7 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 // is monotone in T: bisection from the fluid bound (below which nothing fits) to Upper.
 func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCreditOptions, res *LinkCreditResult) error {
 	n := c.Len()
+	sumU := c.ComputeTime()
 	var suf, sub float64
 	pf := make([]float64, n+1) // Σ_{k≤j} u_f
 	pb := make([]float64, n+1) // Σ_{k≤j} u_b
@@ -286,18 +303,26 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	}
 	credits := func(T float64) *phaseCredit {
 		cr := &phaseCredit{phase: make([]int64, n+1), first: make([]int64, n+1)}
+		// Each at most its fluid credit, as the fluid table rounds it (⌊M + β·(T − Σu)⌋ − M +
+		// ⌈β·h⌉): a whole-tensor cap can be above it (its Pareto set, past maxCapPoints,
+		// merges points into earlier finishes with more bytes), and the two bound the same
+		// bytes. Without this the probes could fit below the fluid bound (DenseNet-121 at
+		// 10 %, 12 GB/s: phase L+1 52 MB above its fluid credit at 83.68 ms), which matters
+		// once the fluid table is pruned below it (Prune).
+		shift := bytesOf(math.Floor(float64(budget)+beta*(T-sumU))) - budget
+		fluid := func(h float64) int64 { return max(shift, 0) + bytesOf(math.Ceil(beta*h)) }
 		run := int64(0)
 		for k := 1; k <= n; k++ {
 			// The first run of F^k starts by T − Σ_{j≥k} u_f − Σu_b and ends after Σ_{j≤k} u_f.
-			v := min(wfirst[k].at(T-(suf-pf[k-1])-sub), wbfirst[k].at(T-pf[k]))
+			v := min(wfirst[k].at(T-(suf-pf[k-1])-sub), wbfirst[k].at(T-pf[k]), fluid(res.First[k]))
 			run = max(run, v)
 			cr.first[k] = run
 		}
 		// B^{L+1} and forwards run again in phase L+1 start by T − Σu_b.
-		run = max(run, min(wf[n].at(T-sub), wb[n].at(T-suf)))
+		run = max(run, min(wf[n].at(T-sub), wb[n].at(T-suf), fluid(res.Credit[n])))
 		cr.phase[n] = run
 		for l := n - 1; l >= 1; l-- {
-			v := min(wf[l].at(T-pb[l-1]), wb[l].at(T-suf-(sub-pb[l])))
+			v := min(wf[l].at(T-pb[l-1]), wb[l].at(T-suf-(sub-pb[l])), fluid(res.Credit[l]))
 			run = max(run, v)
 			cr.phase[l] = run
 		}

@@ -116,14 +116,15 @@ func TestLinkCreditAgainstReferees(t *testing.T) {
 // table's, fluid and with whole tensors, and within Thin per frontier read of it — on random
 // chains of 6 to 30 stages (byte and GiB scale) at tight budgets and slow links, where it is
 // above Σu (the tiny chains of TestLinkCreditAgainstReferees rarely are), from Thin = 10⁻⁵ to
-// 10⁻¹ of Σu. Mutated to keep a run's first makespan instead of its last, it fails.
+// 10⁻¹ of Σu; pruned (LinkCreditOptions.Prune) one thinning above the thinned bound, the same
+// bound. Mutated to keep a run's first makespan instead of its last, it fails.
 func TestLinkCreditThinned(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 71))
 	chains := 80
 	if testing.Short() {
 		chains = 30
 	}
-	var lower, above int
+	var lower, above, pruned int
 	worst := 0.0 // the largest loss, in units of Thin
 	for k := 0; k < chains; k++ {
 		maxSize := int64(1000)
@@ -154,8 +155,22 @@ func TestLinkCreditThinned(t *testing.T) {
 			lower++
 			worst = max(worst, (exact.Fluid-got.Fluid)/thin)
 		}
+		// Pruned one thinning above the thinned bound (Prune; the tools take 64): below the
+		// exact fluid bound at times, and then the pruning point is the fluid bound and the
+		// whole-tensor bisection, whose credits never exceed the fluid ones, goes on from it
+		// to the same bound as without pruning (within its 10⁻⁶).
+		prune := got.Fluid + thin
+		pr, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Whole: true, Prune: prune})
+		require.NoError(t, err, name)
+		require.GreaterOrEqual(t, pr.Fluid, min(exact.Fluid, prune)*(1-1e-12), name)
+		require.LessOrEqual(t, pr.Fluid, exact.Fluid*(1+1e-12), name)
+		require.InDelta(t, exact.Bound, pr.Bound, 2e-6*upper, "%s\nexact fluid %g bound %g probes %d gap %g; prune %g: fluid %g bound %g probes %d gap %g", name, exact.Fluid, exact.Bound, exact.Probes, exact.Gap, prune, pr.Fluid, pr.Bound, pr.Probes, pr.Gap)
+		if prune < exact.Fluid*(1-1e-9) {
+			pruned++
+		}
 	}
-	t.Logf("%d chains: the exact fluid bound above Σu on %d, the thinned one lower on %d, by at most %.1f × Thin", chains, above, lower, worst)
+	t.Logf("%d chains: the exact fluid bound above Σu on %d, the thinned one lower on %d, by at most %.1f × Thin; pruned below it on %d", chains, above, lower, worst, pruned)
+	require.Positive(t, pruned, "no pruning below the fluid bound: the test does not exercise it")
 	require.Greater(t, above, chains/2, "the chains do not exercise the link credit")
 	require.Positive(t, lower, "no thinning lowered the bound: the test does not exercise it")
 }

@@ -149,16 +149,13 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 		wholeStop = c.Done()
 	}
 	exactStart := time.Now()
-	r, err := dp.LinkCredit(in.Chain, budget, in.Bandwidth, dp.LinkCreditOptions{Upper: exactUpper, Whole: true, WholeStop: wholeStop,
+	// Pruned at the thinned bound plus a margin (dp.LinkCreditExactMargin): where nothing fits
+	// below that, it is the fluid bound; the whole-tensor probes still search up to upper.
+	r, err := dp.LinkCredit(in.Chain, budget, in.Bandwidth, dp.LinkCreditOptions{Upper: upper, Prune: exactUpper, Whole: true, WholeStop: wholeStop,
 		Exact: dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints, MaxMemory: maxMemory, Stop: ctx.Done()}})
-	if errors.Is(err, dp.ErrLinkCreditUpper) && exactUpper < upper {
-		// Pruned at the thinned bound plus a margin (dp.LinkCreditExactMargin): nothing fits
-		// below that, which is then the bound.
-		r.Bound, err = exactUpper, nil
-	}
 	ex := creditOutcome(r, err, exactStart)
 	if ex.ok && exactUpper < upper {
-		ex.bound.Note = fmt.Sprintf("%s; the exact table pruned at %s (the thinned bound + %g × %.3g µs)", ex.bound.Note, instances.FormatDuration(exactUpper), exactMargin, dp.LinkCreditThinOfSumU*in.Chain.ComputeTime()*1e6)
+		ex.bound.Note = fmt.Sprintf("%s; the exact fluid table pruned at %s (the thinned bound + %g × %.3g µs)", ex.bound.Note, instances.FormatDuration(exactUpper), exactMargin, dp.LinkCreditThinOfSumU*in.Chain.ComputeTime()*1e6)
 	}
 	if ex.ok || !res.ok {
 		if ex.ok {

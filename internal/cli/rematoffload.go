@@ -586,16 +586,14 @@ func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 	if thinned && tr.Stats.Breakpoints > 0 && tr.Bound >= upper*(1-1e-12) {
 		return comboThinnedBound(rep, lc, tr, thin, start, "it meets the fastest result")
 	}
-	// The exact table pruned at the thinned bound plus a margin (the cutoff sets its size):
-	// where nothing fits below that, it is the bound.
+	// The exact fluid table pruned at the thinned bound plus a margin (the cutoff sets its
+	// size): where nothing fits below that, it is the fluid bound; the whole-tensor probes
+	// still search up to upper.
 	exactUpper := upper
 	if thinned {
 		exactUpper = min(upper, tr.Bound+dp.LinkCreditExactMargin*thin)
 	}
-	r, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: exactUpper, Whole: true, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
-	if errors.Is(err, dp.ErrLinkCreditUpper) && exactUpper < upper {
-		r.Bound, err = exactUpper, nil
-	}
+	r, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Prune: exactUpper, Whole: true, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
 	if err != nil && thinned && !errors.Is(err, dp.ErrLinkCreditUpper) {
 		return comboThinnedBound(rep, lc, tr, thin, start, "the exact table did not end: "+err.Error())
 	}
