@@ -436,8 +436,8 @@ type FloatingExact struct {
 	// cred, when set, gives the operations extra budgets by phase (LinkCredit); nil: one
 	// budget.
 	cred *phaseCredit
-	// thin, when positive, thins every frontier by thin seconds (pareto.thin): the table's
-	// values are then lower bounds on C_FL's, not its optimum (LinkCreditOptions.Thin).
+	// thin, when positive, thins every frontier by thin seconds (pareto.thin; 0: exact): the
+	// table's values are then lower bounds on C_FL's, not its optimum (LinkCreditOptions.Thin).
 	thin float64
 }
 
@@ -588,9 +588,7 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 			}
 			env.add(pre, f.row(f.g, s2, t2, l), bc.a[s2-1]-(f.ref(l, s2)-f.ref(l, r)), nil, need, int32(s2), false)
 		}
-		if f.thin > 0 {
-			env.cur.thin(f.thin)
-		}
+		env.cur.thin(f.thin)
 		x[t2] = wk.xar.keep(&env.cur)
 	}
 	for t := r; t <= l; t++ {
@@ -624,9 +622,7 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 		if err := wk.cp.check(&env.cur, r, t, l); err != nil {
 			return err
 		}
-		if f.thin > 0 {
-			env.cur.thin(f.thin)
-		}
+		env.cur.thin(f.thin)
 		f.h[f.idx[f.key(r, t, l)]] = ar.keep(&env.cur)
 	}
 	for t := r; t <= l; t++ {
@@ -652,9 +648,7 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 		if err := wk.cp.check(&env.cur, s, t, l); err != nil {
 			return err
 		}
-		if f.thin > 0 {
-			env.cur.thin(f.thin)
-		}
+		env.cur.thin(f.thin)
 		f.g[f.idx[f.key(s, t, l)]] = ar.keep(&env.cur)
 	}
 	return nil

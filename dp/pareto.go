@@ -42,8 +42,11 @@ func (p *pareto) least() float64 {
 // last value. At every m the result is ≤ p's value and > p's value − eps, and it has at most
 // (first value − least value)/eps + 1 breakpoints. A table filled from thinned frontiers
 // (minima of sums of them, each sum non-decreasing in every term) is a relaxation: its
-// values are lower bounds on the exact table's.
+// values are lower bounds on the exact table's. eps ≤ 0 leaves p as it is.
 func (p *pareto) thin(eps float64) {
+	if !(eps > 0) {
+		return
+	}
 	k := 0
 	for i := 0; i < len(p.mem); {
 		j := i

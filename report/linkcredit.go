@@ -121,7 +121,8 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 	start := time.Now()
 	var res creditResult
 	exactUpper := upper
-	if thin := dp.LinkCreditThinOfSumU * in.Chain.ComputeTime(); thinFirst && thin > 0 {
+	thin := dp.LinkCreditThinOfSumU * in.Chain.ComputeTime()
+	if thinFirst && thin > 0 {
 		r, err := dp.LinkCredit(in.Chain, budget, in.Bandwidth, dp.LinkCreditOptions{Upper: upper, Thin: thin,
 			Exact: dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints, MaxMemory: maxMemory, Stop: ctx.Done()}})
 		if res = creditOutcome(r, err, start); res.ok {
@@ -155,7 +156,7 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 		Exact: dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints, MaxMemory: maxMemory, Stop: ctx.Done()}})
 	ex := creditOutcome(r, err, exactStart)
 	if ex.ok && exactUpper < upper {
-		ex.bound.Note = fmt.Sprintf("%s; the exact fluid table pruned at %s (the thinned bound + %g × %.3g µs)", ex.bound.Note, instances.FormatDuration(exactUpper), exactMargin, dp.LinkCreditThinOfSumU*in.Chain.ComputeTime()*1e6)
+		ex.bound.Note = fmt.Sprintf("%s; the exact fluid table pruned at %s (the thinned bound + %g × %.3g µs)", ex.bound.Note, instances.FormatDuration(exactUpper), exactMargin, thin*1e6)
 	}
 	if ex.ok || !res.ok {
 		if ex.ok {
