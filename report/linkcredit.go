@@ -127,7 +127,8 @@ func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxM
 			Exact: dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints, MaxMemory: maxMemory, Stop: ctx.Done()}})
 		if res = creditOutcome(r, err, start); res.ok {
 			how := fmt.Sprintf("%s; thinned table (frontiers within %.3g µs, %.2g of Σu)", dp.LinkCreditCertificate, thin*1e6, dp.LinkCreditThinOfSumU)
-			if res.bound.Value >= upper*(1-1e-12) {
+			// With no table at all (upper a few ulps below Σu) the exact pass says so.
+			if r.Stats.Breakpoints > 0 && res.bound.Value >= upper*(1-1e-12) {
 				res.bound.Note = how + ": it meets the fastest schedule at hand, as the exact table would"
 				return res
 			}

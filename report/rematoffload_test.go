@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -263,6 +264,13 @@ func TestLinkCreditThinnedStands(t *testing.T) {
 	assert.Equal(t, thin.Bound, r.bound.Value)
 	assert.Contains(t, r.bound.Note, "it meets the fastest schedule at hand")
 	assert.Empty(t, r.notes)
+	// A verified makespan a few ulps below Σu (another order of the same sums): no table is
+	// built, and the bound is not called a thinned table's.
+	atSumU := math.Nextafter(c.ComputeTime(), 0)
+	r = linkCredit(context.Background(), in, in.Budget, atSumU, 0, true)
+	require.True(t, r.ok, "%v", r.notes)
+	assert.Equal(t, atSumU, r.bound.Value)
+	assert.NotContains(t, r.bound.Note, "thinned table")
 	t.Logf("Σu %.3f ms, thinned %.3f ms (%d breakpoints at most), exact %.3f ms (%d)", c.ComputeTime()*1e3, r.bound.Value*1e3, thin.Stats.MaxBreakpoints, exact.Bound*1e3, exact.Stats.MaxBreakpoints)
 }
 
