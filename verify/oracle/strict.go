@@ -129,6 +129,13 @@ type sconf struct {
 	op     int8 // index into the operation list; -1: the compute stream is free
 	tr     int8 // stage*2 + (1 for a prefetch); -1: the link is free
 	orphan bool // the tensor the transfer moves was consumed: its end does nothing
+	// fresh has bit l set while stage l's tensor is back from a prefetch that no operation
+	// has read since: it may not be offloaded again then. verify/combined.Check counts the
+	// readers of an offload up to the first operation waiting for the next prefetch, so a
+	// round trip no operation waits for would make the first offload's readers run on to
+	// the tensor's next use, and its prefetch start before its release (a transformer of 3
+	// blocks, β = 3: off a^0, pre a^0, off a^0, … was "optimal" and did not validate).
+	fresh  uint8
 	opLeft tk
 	trLeft tk
 }
@@ -429,7 +436,9 @@ func Strict(c *instances.Chain, budget int64, beta float64, opt StrictOptions) (
 				}
 				switch cf.loc[l] {
 				case lGPU:
-					trChoices = append(trChoices, 2*l)
+					if cf.fresh>>l&1 == 0 {
+						trChoices = append(trChoices, 2*l)
+					}
 				case lCPU:
 					trChoices = append(trChoices, 2*l+1)
 				}
@@ -446,6 +455,10 @@ func Strict(c *instances.Chain, budget int64, beta float64, opt StrictOptions) (
 				next := cf
 				if k >= 0 {
 					next.op, next.opLeft = int8(k), opDur(k)
+					us, m := uses(&cf, k)
+					for _, l := range us[:m] {
+						next.fresh &^= 1 << l // read: waited for
+					}
 				}
 				if j >= 0 {
 					l := j / 2
@@ -510,6 +523,7 @@ func advance(c *instances.Chain, cf *sconf, t tk, ops []schedule.Op, n int, emit
 					next.orphan = true // its tensor is consumed or replaced
 				}
 				next.loc[l] = lGPU
+				next.fresh &^= 1 << l
 			}
 		}
 		next.op, next.opLeft = -1, tk{}
@@ -536,6 +550,7 @@ func advance(c *instances.Chain, cf *sconf, t tk, ops []schedule.Op, n int, emit
 				}
 			} else {
 				next.loc[l] = lGPU
+				next.fresh |= 1 << l
 			}
 		}
 		next.tr, next.trLeft, next.orphan = -1, tk{}, false

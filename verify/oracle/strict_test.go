@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +14,7 @@ import (
 	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
 	act "github.com/memsched/memsched/instances/actoffload"
+	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/oracle"
 )
@@ -177,4 +179,45 @@ func oneLever(t *testing.T, c *instances.Chain, budget int64, beta float64, name
 		require.InDelta(t, ev.Best.Report.Makespan, g, 1e-9*g, name)
 	}
 	return noOff, noRe
+}
+
+// TestStrictNoIdleRoundTrip: a tensor back from a prefetch that no operation has read is not
+// offloaded again. verify/combined.Check reads such a round trip as one offload whose readers
+// run on to the tensor's next use, so its prefetch would start before its release: on this
+// transformer-shaped chain (an embedding stage, three blocks, a loss stage) the search used to
+// call "optimal" a schedule that moves a^0 off and back three times with nothing reading it,
+// and failed validating it. Now it ends with a schedule Check accepts, no slower than the
+// search without transfers (oracle.Remat) and no faster than Σu.
+func TestStrictNoIdleRoundTrip(t *testing.T) {
+	c := &instances.Chain{A0: 1, Delta0: 1, Stages: []instances.Stage{
+		{UF: 1, UB: 0, A: 1, ABar: 1, Delta: 1},
+		{UF: 2, UB: 3, A: 1, ABar: 7, Delta: 1, OB: 3},
+		{UF: 2, UB: 3, A: 1, ABar: 8, Delta: 1, OF: 2, OB: 1},
+		{UF: 2, UB: 4, A: 1, ABar: 4, Delta: 1, OB: 1},
+		{UF: 5, UB: 5, ABar: 11, OF: 5, OB: 3},
+	}}
+	for _, beta := range []float64{2.5, 3} {
+		r, err := oracle.Strict(c, 18, beta, oracle.StrictOptions{})
+		require.NoError(t, err, "β = %g", beta)
+		require.True(t, r.Feasible)
+		got, _ := r.Makespan.Float64()
+		require.GreaterOrEqual(t, got, c.ComputeTime())
+		_, remat, feasible, err := oracle.Remat(c, 18, verify.RematOptions{})
+		require.NoError(t, err)
+		if feasible {
+			require.LessOrEqual(t, got, remat*(1+1e-12))
+		}
+		for j, tr := range r.Schedule.Transfers {
+			if j > 0 && tr.Kind == schedule.Offload {
+				prev := r.Schedule.Transfers[j-1]
+				if prev.Tensor == tr.Tensor && prev.Kind == schedule.Prefetch {
+					waited := false
+					for _, op := range r.Schedule.Ops {
+						waited = waited || slices.Contains(op.Wait, j-1)
+					}
+					require.True(t, waited, "β = %g: transfer %d prefetches %v, %d offloads it again, and no operation waits for the prefetch", beta, j-1, tr.Tensor, j)
+				}
+			}
+		}
+	}
 }
