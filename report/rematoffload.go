@@ -272,7 +272,12 @@ func joinNote(a, b string) string {
 //
 // Each run weighs remat (rematCandidates) against its plan by strict makespan, so that the row
 // is never slower than rematerialization alone, whatever the slots.
-func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, budget int64, beta float64, slots int, limit time.Duration, remat []schedule.Sequence) (leverro.Outcome, string, error) {
+//
+// It also returns the schedules of the other runs whose compute sequences differ from the
+// best's, fastest first under strict timing (sequence-offload's seeds: another run's sequence
+// can take its transfers better — ResNet-50 at 10 %, 12 GB/s: the best run's sequence gave
+// 113.02 ms, another slot count's 112.44 ms).
+func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, budget int64, beta float64, slots int, limit time.Duration, remat []schedule.Sequence) (leverro.Outcome, string, []*schedule.Combined, error) {
 	if slots <= 0 {
 		slots = dp.DefaultSlots
 	}
@@ -286,22 +291,59 @@ func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 		}
 		note, err := pofoPass(ctx, st, c, budget, beta, slots, link, deadline, remat, &best)
 		if err != nil {
-			return best.out, "", err
+			return best.out, "", nil, err
 		}
 		notes = append(notes, note)
 	}
 	if len(notes) == 0 {
-		return best.out, "not run: no time left in the lever's share", nil
+		return best.out, "not run: no time left in the lever's share", nil, nil
 	}
 	if !best.out.Feasible && best.runs == 0 {
 		// Not one run ended: nothing is known of this budget (a 400-stage chain's first run
 		// of 50 slots outlasts a 35 s share).
-		return best.out, "stopped at the end of its time before its first run ended (" + strings.Join(notes, "; ") + ")", nil
+		return best.out, "stopped at the end of its time before its first run ended (" + strings.Join(notes, "; ") + ")", nil, nil
 	}
 	if !best.out.Feasible {
-		return best.out, "no plan fits (" + strings.Join(notes, "; ") + ")", nil
+		return best.out, "no plan fits (" + strings.Join(notes, "; ") + ")", nil, nil
 	}
-	return best.out, fmt.Sprintf("DP with %s (%s)", best.grid, strings.Join(notes, "; ")), nil
+	return best.out, fmt.Sprintf("DP with %s (%s)", best.grid, strings.Join(notes, "; ")), best.others(), nil
+}
+
+// pofoRun is one run's verified schedule and its strict makespan.
+type pofoRun struct {
+	sch      *schedule.Combined
+	makespan float64
+}
+
+// keep records a feasible run's schedule unless a kept one has the same compute sequence.
+func (b *pofoBest) keep(out leverro.Outcome) {
+	if !out.Feasible || out.Schedule == nil || out.Report == nil {
+		return
+	}
+	seq := out.Schedule.Sequence()
+	for _, r := range b.kept {
+		if slices.Equal(r.sch.Sequence(), seq) {
+			return
+		}
+	}
+	b.kept = append(b.kept, pofoRun{out.Schedule, out.Report.Makespan})
+}
+
+// others is the kept schedules but the best's, fastest first.
+func (b *pofoBest) others() []*schedule.Combined {
+	var best schedule.Sequence
+	if b.out.Feasible && b.out.Schedule != nil {
+		best = b.out.Schedule.Sequence()
+	}
+	runs := slices.Clone(b.kept)
+	slices.SortStableFunc(runs, func(x, y pofoRun) int { return cmp.Compare(x.makespan, y.makespan) })
+	var out []*schedule.Combined
+	for _, r := range runs {
+		if !slices.Equal(r.sch.Sequence(), best) {
+			out = append(out, r.sch)
+		}
+	}
+	return out
 }
 
 // pofoBest is pofoRefined's best outcome so far, the grid it came from, and the fastest
@@ -311,6 +353,8 @@ type pofoBest struct {
 	grid  string
 	fluid float64
 	runs  int // the DP's runs that ended (with a plan or without)
+	// kept is the feasible runs' schedules, one per compute sequence (keep).
+	kept []pofoRun
 }
 
 // pofoPass is one pass of pofoRefined on the link grid link (0: the full grid); it updates
@@ -339,6 +383,7 @@ func pofoPass(ctx context.Context, st leverro.Strategy, c *instances.Chain, budg
 		}
 		last = s
 		best.runs++
+		best.keep(out)
 		// The best run is the one whose schedule is fastest under strict timing (not the
 		// fastest fluid plan: whole tensors can make it slower), a rematerialization
 		// sequence weighed by pofo included.
@@ -411,10 +456,11 @@ func (cs *comboStrategies) run(ctx context.Context, st leverro.Strategy, lr *Lev
 	start := time.Now()
 	row := Row{Strategy: st.Name}
 	var out leverro.Outcome
+	var others []*schedule.Combined // pofo's other runs' schedules
 	var err error
 	if st.Name == "pofo" {
 		var note string
-		out, note, err = pofoRefined(ctx, st, c, budget, beta, in.Slots, cs.limit, cs.remat)
+		out, note, others, err = pofoRefined(ctx, st, c, budget, beta, in.Slots, cs.limit, cs.remat)
 		row.Note = note
 		if out.Feasible && out.Source != "" {
 			row.Note = joinNote(cs.rematNote+", faster than the DP's plan", note)
@@ -446,7 +492,7 @@ func (cs *comboStrategies) run(ctx context.Context, st leverro.Strategy, lr *Lev
 		row.Note = joinNote(row.Note, "stopped at the end of the lever's time share: the best plan found before it")
 	}
 	if out.Feasible {
-		cs.seeds = append(cs.seeds, out.Schedule)
+		cs.seeds = append(append(cs.seeds, out.Schedule), others...)
 		row.Feasible, row.Verified, row.Makespan, row.Peak = true, true, out.Report.Makespan, out.Report.Peak
 		if out.ModelPlan != nil {
 			row.Note = joinNote(row.Note, fmt.Sprintf("fluid %s, %d offloaded", instances.FormatDuration(out.ModelFluid.Makespan), out.Report.Offloaded))
