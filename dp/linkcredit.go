@@ -45,6 +45,9 @@ type LinkCreditOptions struct {
 	// (nothing below it fits); the whole-tensor bisection still searches up to Upper, whose
 	// last probe just below it can prove Upper's schedule optimal.
 	Prune float64
+	// NoTurn leaves out the turn's recomputation (turn.go): phase L+1's credits as if no
+	// recomputation followed it. The bound is then the older, weaker one; for measurement.
+	NoTurn bool
 }
 
 // LinkCreditThinOfSumU is the thinning (LinkCreditOptions.Thin) the tools give a first,
@@ -76,14 +79,22 @@ type LinkCreditResult struct {
 	Bound float64
 	// Credit[ℓ] is phase ℓ's link credit h'_ℓ in seconds (ℓ = 1..L+1): during an operation
 	// of it at most β·(T − Σu + Credit[ℓ]) bytes can be away from the GPU; First[k] the same
-	// for the first run of F^k in phase L+1 (k = 1..L+1).
+	// for the first run of F^k in phase L+1 (k = 1..L+1) — for every T up to the fluid
+	// table's top (Upper, or Prune), the recomputation reckoned there taken off (turn.go;
+	// First[1] is then negative). MinMakespan is the least makespan that recomputation
+	// leaves room for (at least Σu): the table's T are at least it.
 	Credit, First []float64
+	MinMakespan   float64
 	// TopBudget is the table's budget in bytes (phase L+1's at T = Upper, or at Prune).
 	TopBudget int64
 	// Stats is the exact table's size.
 	Stats ExactStats
 	// Sequences are the relaxation's best points' sequences (LinkCreditOptions.Sequences).
 	Sequences []LinkCreditSequence
+	// TurnRecompute is ρ*, in seconds, at the table's top (Upper, or Prune): the least
+	// compute every schedule up to it runs after B^{L+1} starts beyond Σ_{ℓ≤L} u_b, by which
+	// phase L+1's credits fall (turn.go).
+	TurnRecompute float64
 	// Fluid is the bound with fluid credits (the first table); Bound is at least it. Probes
 	// counts the whole-tensor tables built, Gap their last bracket (hi − Bound, seconds).
 	Fluid  float64
@@ -138,6 +149,18 @@ func (e *LinkCreditScopeError) Reason() string {
 // budgets, forwards run again included (oracle.RematBudgeted), and against the exact strict
 // optimum (oracle.Strict) on random tiny chains.
 //
+// The recomputation (turn.go). p and q count only what every sequence runs; a schedule also
+// recomputes. Every ā^j (j < ℓ) not stored while B^ℓ runs is recomputed after it, so the
+// operations of phase ℓ start that much earlier (ρ_ℓ); every ā^j (ℓ < j ≤ L) not stored at
+// the turn (B^{L+1}) is recomputed before phase ℓ, so they end that much later (ε_ℓ). Which
+// ā fit is B^ℓ's memory, itself within M plus its own credit: a 0/1 knapsack of u_f over
+// ā sizes, solved to its least fixpoint, gives lower bounds on ρ_ℓ and ε_ℓ for every
+// schedule of makespan T (not growing with T), and the credits fall by them; every schedule
+// computes at least Σu + ρ_ℓ + ε_ℓ. The fluid table reckons them at its top (Upper or
+// Prune), the whole-tensor probes at each T. GPT-2 (12 blocks) at 50 %, 12 GB/s: the ā the
+// turn cannot hold cost 4 block forwards, whose time the old credit gave the turn's
+// operations as slack; the bound rises from 3855.54 to 3927.76 ms, pofo's schedule.
+//
 // With o.Whole the credits count whole tensors too (linkCreditWhole), by bisection on T.
 //
 // It fails like NewFloatingExact (a *BreakpointError, a *TooLargeError, ErrStopped), and with
@@ -183,32 +206,76 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 	if o.Upper == 0 {
 		return res, nil // every operation takes no time: 0 is the bound and the optimum
 	}
-	cred := &phaseCredit{phase: make([]int64, n+1), first: make([]int64, n+1)}
-	for l := 1; l <= n; l++ {
-		// first[1] = 0: the table's budget is F^1's, M + β·(T − Σu).
-		cred.phase[l] = bytesOf(math.Ceil(beta * h[l]))
-		cred.first[l] = bytesOf(math.Ceil(beta * first[l]))
-	}
 	cut := o.Upper
 	if o.Prune > 0 && o.Prune < o.Upper {
 		cut = max(o.Prune, sumU)
 	}
-	top := float64(budget) + beta*(cut-sumU)
-	res.TopBudget = bytesOf(math.Floor(top))
+	// The recomputation every schedule of makespan up to cut runs (turn.go), reckoned at
+	// cut (it does not grow with T): the credits fall by it. The table's budget is F^1's,
+	// ⌊M + β·(T − Σu)⌋ + ⌈β·first[1]⌉, every other operation's that plus its credit's bytes.
+	ph, fi := h, first
+	minT := sumU
+	fits := true
+	if !o.NoTurn {
+		shape := newCreditShape(c)
+		rho, eps, ok := shape.rec.at(budget, shape.fluidAway(beta, cut))
+		res.TurnRecompute = rho[n]
+		if fits = ok && shape.enough(cut, rho, eps); fits {
+			ph, fi = shape.credits(rho, eps)
+			for l := 1; l <= n; l++ {
+				minT = max(minT, sumU+rho[l]+eps[l])
+			}
+		}
+	}
+	res.Credit, res.First, res.MinMakespan = ph, fi, minT
+	if !fits {
+		// Some B^ℓ fits no set of activations even at cut, or the recomputation alone takes
+		// longer than cut: nothing up to cut fits, and cut is the fluid bound (the whole-tensor
+		// bisection goes on from it).
+		if cut == o.Upper {
+			return res, ErrLinkCreditUpper
+		}
+		res.Bound, res.Fluid = cut, cut
+	} else if err := linkCreditTable(c, budget, beta, o, cut, minT, ph, fi, &res); err != nil {
+		return res, err
+	}
+	if o.Whole {
+		if err := linkCreditWhole(c, budget, beta, o, &res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// linkCreditTable fills LinkCredit's fluid table, pruned at cut, with the credits h and first
+// (seconds beyond T − Σu; first[1] the least), no makespan below minT, and sets res's bound,
+// fluid bound, stats and sequences.
+func linkCreditTable(c *instances.Chain, budget int64, beta float64, o LinkCreditOptions, cut, minT float64, h, first []float64, res *LinkCreditResult) error {
+	n := c.Len()
+	sumU := c.ComputeTime()
+	c1 := ceilBytes(beta, first[1])
+	cred := &phaseCredit{phase: make([]int64, n+1), first: make([]int64, n+1)}
+	for l := 1; l <= n; l++ {
+		// first[1] = 0: the table's budget is F^1's, ⌊M + β·(T − Σu)⌋ + c1.
+		cred.phase[l] = ceilBytes(beta, h[l]) - c1
+		cred.first[l] = ceilBytes(beta, first[l]) - c1
+	}
+	top := math.Floor(float64(budget)+beta*(cut-sumU)) + float64(c1)
+	res.TopBudget = bytesOf(top)
 	opt := o.Exact
 	opt.Cutoff = cut
 	f, err := newFloatingExact(c, res.TopBudget, opt, cred, o.Thin)
 	if err != nil {
-		return res, err
+		return err
 	}
 	res.Stats = f.Stats()
 	best := math.Inf(1)
 	front := f.Frontier()
 	relaxed := make([]float64, len(front))
 	for i, p := range front {
-		// F^1 has at least p.Budget bytes once M + β·(T − Σu) ≥ p.Budget.
-		t := sumU + (float64(p.Budget)-float64(budget))/beta
-		relaxed[i] = max(p.Makespan, t, sumU)
+		// F^1 has at least p.Budget bytes once M + β·(T − Σu) + c1 ≥ p.Budget.
+		t := sumU + (float64(p.Budget)-float64(c1)-float64(budget))/beta
+		relaxed[i] = max(p.Makespan, t, minT)
 		best = min(best, relaxed[i])
 	}
 	switch {
@@ -217,7 +284,7 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 	case cut < o.Upper:
 		res.Bound = cut // pruned below the fluid bound: nothing fits below cut
 	default:
-		return res, ErrLinkCreditUpper
+		return ErrLinkCreditUpper
 	}
 	res.Fluid = res.Bound
 	if o.Sequences > 0 {
@@ -232,12 +299,7 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 			res.Sequences = append(res.Sequences, LinkCreditSequence{Sequence: seq, Relaxed: relaxed[i]})
 		}
 	}
-	if o.Whole {
-		if err := linkCreditWhole(c, budget, beta, o, &res); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return nil
 }
 
 // linkCreditWhole raises res.Bound with whole tensors. The bytes away during an operation
@@ -301,6 +363,10 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	for k := 1; k <= n; k++ {
 		wfirst[k], wbfirst[k] = fpfx[k-1], bpfx[k-1]
 	}
+	shape := newCreditShape(c)
+	zero := make([]float64, n+1)
+	// credits returns the probe's credits at T, nil when the recomputation alone exceeds T
+	// or some B^ℓ fits no set of activations (turn.go, with whole tensors too).
 	credits := func(T float64) *phaseCredit {
 		cr := &phaseCredit{phase: make([]int64, n+1), first: make([]int64, n+1)}
 		// Each at most its fluid credit, as the fluid table rounds it (⌊M + β·(T − Σu)⌋ − M +
@@ -310,19 +376,40 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		// 10 %, 12 GB/s: phase L+1 52 MB above its fluid credit at 83.68 ms), which matters
 		// once the fluid table is pruned below it (Prune).
 		shift := bytesOf(math.Floor(float64(budget)+beta*(T-sumU))) - budget
-		fluid := func(h float64) int64 { return max(shift, 0) + bytesOf(math.Ceil(beta*h)) }
-		run := int64(0)
+		fluid := func(h float64) int64 { return max(shift, 0) + ceilBytes(beta, h) }
+		// The recomputation (turn.go): an operation of phase ℓ starts ρ_ℓ earlier and ends
+		// ε_ℓ later than without it, so its whole-tensor caps are read there. NoTurn: the
+		// older credits, phase ℓ ≤ L starting by T − Σ_{k<ℓ} u_b.
+		rho, eps, ph, fi := zero, zero, res.Credit, res.First
+		before := func(l int) float64 { return pb[l-1] }
+		if !o.NoTurn {
+			fl := shape.fluidAway(beta, T)
+			away := func(l int, r, e float64) int64 {
+				if l == n {
+					return min(wf[n].at(T-sub-r), wb[n].at(T-suf), fl(l, r, e))
+				}
+				return min(wf[l].at(T-pb[l]-r), wb[l].at(T-suf-(sub-pb[l-1])-e), fl(l, r, e))
+			}
+			var ok bool
+			if rho, eps, ok = shape.rec.at(budget, away); !ok || !shape.enough(T, rho, eps) {
+				return nil
+			}
+			ph, fi = shape.credits(rho, eps)
+			before = func(l int) float64 { return pb[l] }
+		}
+		run := int64(math.MinInt64)
 		for k := 1; k <= n; k++ {
-			// The first run of F^k starts by T − Σ_{j≥k} u_f − Σu_b and ends after Σ_{j≤k} u_f.
-			v := min(wfirst[k].at(T-(suf-pf[k-1])-sub), wbfirst[k].at(T-pf[k]), fluid(res.First[k]))
+			// The first run of F^k starts by T − Σ_{j≥k} u_f − Σu_b − ρ_{L+1} and ends after
+			// Σ_{j≤k} u_f.
+			v := min(wfirst[k].at(T-(suf-pf[k-1])-sub-rho[n]), wbfirst[k].at(T-pf[k]), fluid(fi[k]))
 			run = max(run, v)
 			cr.first[k] = run
 		}
-		// B^{L+1} and forwards run again in phase L+1 start by T − Σu_b.
-		run = max(run, min(wf[n].at(T-sub), wb[n].at(T-suf), fluid(res.Credit[n])))
+		// B^{L+1} and forwards run again in phase L+1 start by T − Σu_b − ρ_{L+1}.
+		run = max(run, min(wf[n].at(T-sub-rho[n]), wb[n].at(T-suf), fluid(ph[n])))
 		cr.phase[n] = run
 		for l := n - 1; l >= 1; l-- {
-			v := min(wf[l].at(T-pb[l-1]), wb[l].at(T-suf-(sub-pb[l])), fluid(res.Credit[l]))
+			v := min(wf[l].at(T-before(l)-rho[l]), wb[l].at(T-suf-(sub-pb[l])-eps[l]), fluid(ph[l]))
 			run = max(run, v)
 			cr.phase[l] = run
 		}
@@ -330,6 +417,9 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	}
 	fits := func(T float64) (bool, error) {
 		cr := credits(T)
+		if cr == nil {
+			return false, nil
+		}
 		base := cr.first[1]
 		for l := 1; l <= n; l++ {
 			cr.phase[l] -= base
@@ -339,6 +429,9 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		opt.Cutoff = T
 		if o.WholeStop != nil {
 			opt.Stop = o.WholeStop
+		}
+		if budget+base < 0 {
+			return false, nil // F^1 has less than nothing: no schedule
 		}
 		f, err := newFloatingExact(c, min(budget+base, instances.MaxBytes), opt, cr, o.Thin)
 		res.Probes++
@@ -440,4 +533,4 @@ func linkCredits(c *instances.Chain) (h, first []float64) {
 
 // LinkCreditCertificate says what certifies LinkCredit's bound and its scope, for the reports
 // (certify, remat-offload).
-const LinkCreditCertificate = "link-credit relaxation (dp.LinkCredit, docs/bounds.md): during an operation the bytes above the budget are away, offloaded whole before it and prefetched after it on one link — at most β times the time that must precede or follow it, and what whole tensors of the stages run so far can cross by then; the fastest 004 sequence under these budgets by exact C_FL with per-phase budgets; global: bounds every strict schedule of rematerialization and offloading together, the other levers' included"
+const LinkCreditCertificate = "link-credit relaxation (dp.LinkCredit, docs/bounds.md): during an operation the bytes above the budget are away, offloaded whole before it and prefetched after it on one link — at most β times the time that must precede or follow it (the recomputation of what each backward cannot hold included), and what whole tensors of the stages run so far can cross by then; the fastest 004 sequence under these budgets by exact C_FL with per-phase budgets; global: bounds every strict schedule of rematerialization and offloading together, the other levers' included"

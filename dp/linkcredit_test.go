@@ -1,6 +1,7 @@
 package dp_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -33,7 +34,7 @@ func bruteLinkCredit(t *testing.T, c *instances.Chain, budget int64, beta, upper
 		require.NoError(t, err)
 		return feas && v <= T*(1+1e-12)
 	}
-	lo, hi := sumU, upper
+	lo, hi := max(sumU, r.MinMakespan), upper
 	if ok(lo) {
 		return lo
 	}
@@ -149,7 +150,8 @@ func TestLinkCreditThinned(t *testing.T) {
 		got, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Whole: true, Thin: thin})
 		require.NoError(t, err, name)
 		require.LessOrEqual(t, got.Fluid, exact.Fluid, name)
-		require.LessOrEqual(t, got.Bound, exact.Bound, name)
+		// The exact threshold lies in [Bound, Bound + Gap] (the bisection's last bracket).
+		require.LessOrEqual(t, got.Bound, exact.Bound+exact.Gap, name)
 		require.GreaterOrEqual(t, got.Bound, got.Fluid, name)
 		if got.Fluid < exact.Fluid*(1-1e-9) {
 			lower++
@@ -158,12 +160,14 @@ func TestLinkCreditThinned(t *testing.T) {
 		// Pruned one thinning above the thinned bound (Prune; the tools take 64): below the
 		// exact fluid bound at times, and then the pruning point is the fluid bound and the
 		// whole-tensor bisection, whose credits never exceed the fluid ones, goes on from it
-		// to the same bound as without pruning (within its 10⁻⁶).
+		// to the same bound as without pruning (within its 10⁻⁶). The pruned fluid bound
+		// can be above the unpruned one (the turn's recomputation is reckoned at the table's
+		// top, and grows as the top falls), never above the whole-tensor bound.
 		prune := got.Fluid + thin
 		pr, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Whole: true, Prune: prune})
 		require.NoError(t, err, name)
 		require.GreaterOrEqual(t, pr.Fluid, min(exact.Fluid, prune)*(1-1e-12), name)
-		require.LessOrEqual(t, pr.Fluid, exact.Fluid*(1+1e-12), name)
+		require.LessOrEqual(t, pr.Fluid, exact.Bound+exact.Gap, name)
 		require.InDelta(t, exact.Bound, pr.Bound, 2e-6*upper, "%s\nexact fluid %g bound %g probes %d gap %g; prune %g: fluid %g bound %g probes %d gap %g", name, exact.Fluid, exact.Bound, exact.Probes, exact.Gap, prune, pr.Fluid, pr.Bound, pr.Probes, pr.Gap)
 		if prune < exact.Fluid*(1-1e-9) {
 			pruned++
@@ -204,4 +208,80 @@ func TestLinkCreditUpperAtSumU(t *testing.T) {
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, "its C_FL table takes at most 200 stages, the chain has 201", se.Reason())
 	}
+}
+
+// tinyTransformer is a random chain shaped like `gen zoo gpt2` of 1 to 4 blocks: an embedding
+// stage, blocks whose ā is many times their a, and a loss stage with a large ā and large
+// overheads, integer durations and sizes of a few units.
+func tinyTransformer(r *rand.Rand) *instances.Chain {
+	blocks := 1 + r.IntN(4)
+	c := &instances.Chain{Name: "tiny transformer", A0: 1, Delta0: 1}
+	c.Stages = append(c.Stages, instances.Stage{UF: float64(r.IntN(2)), UB: float64(r.IntN(2)), A: 1, ABar: 1 + r.Int64N(2), Delta: 1})
+	for range blocks {
+		c.Stages = append(c.Stages, instances.Stage{UF: float64(1 + r.IntN(2)), UB: float64(2 + r.IntN(3)), A: 1, ABar: 4 + r.Int64N(9), Delta: 1, OF: r.Int64N(5), OB: r.Int64N(5)})
+	}
+	c.Stages = append(c.Stages, instances.Stage{UF: float64(2 + r.IntN(4)), UB: float64(4 + r.IntN(7)), ABar: 5 + r.Int64N(10), OF: r.Int64N(9), OB: r.Int64N(9)})
+	return c
+}
+
+// TestLinkCreditTurnAgainstStrict: with the turn's recomputation (turn.go) the link credit,
+// fluid and with whole tensors, is at most the exact optimum of the strict combined model
+// (oracle.Strict) on tiny transformer-shaped chains at tight budgets and slow links — where
+// the turn holds most of the memory, as on the zoo's GPT-2 and BERT — at byte and GiB scale,
+// and at least the bound without it (NoTurn); it raises the bound on some of them, and proves
+// the optimum on more. Mutated to count B^{L+1}'s input twice (base + a^L), it fails.
+func TestLinkCreditTurnAgainstStrict(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 83))
+	chains := 160
+	if testing.Short() {
+		chains = 50
+	}
+	var solved, raised, tightTurn, tightOld int
+	for k := 0; k < chains; k++ {
+		c := tinyTransformer(r)
+		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		lo := verify.MinBudget(c)
+		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
+		beta := float64(1 + r.IntN(4))
+		name := fmt.Sprintf("chain %d (M = %d, β = %g)\n%s", k, budget, beta, describe(c))
+		ref, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{})
+		if errors.Is(err, oracle.ErrStrictLimit) {
+			continue
+		}
+		require.NoError(t, err, name)
+		if !ref.Feasible {
+			continue
+		}
+		opt, _ := ref.Makespan.Float64()
+		solved++
+		for _, whole := range []bool{false, true} {
+			got, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt, Whole: whole})
+			require.NoError(t, err, name)
+			require.LessOrEqual(t, got.Bound, opt*(1+1e-12), "%s\nwhole %v: turn's recomputation %g", name, whole, got.TurnRecompute)
+			old, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt, Whole: whole, NoTurn: true})
+			require.NoError(t, err, name)
+			require.GreaterOrEqual(t, got.Bound, old.Bound*(1-1e-9), name)
+			g, err := dp.LinkCredit(c.Scaled(1<<30), budget<<30, beta*(1<<30), dp.LinkCreditOptions{Upper: opt, Whole: whole})
+			require.NoError(t, err, name)
+			// At GiB scale too; not always equal: β·ρ* rounds down to whole bytes, which at
+			// byte scale can leave a byte of credit (21 against 21.2).
+			require.LessOrEqual(t, g.Bound, opt*(1+1e-12), "%s\nGiB scale, whole %v", name, whole)
+			if !whole {
+				continue
+			}
+			if got.Bound > old.Bound*(1+1e-9) {
+				raised++
+			}
+			if got.Bound >= opt*(1-1e-9) {
+				tightTurn++
+			}
+			if old.Bound >= opt*(1-1e-9) {
+				tightOld++
+			}
+		}
+	}
+	t.Logf("%d chains solved: the turn raises the bound on %d; at the optimum on %d (%d without it)", solved, raised, tightTurn, tightOld)
+	require.Greater(t, solved, chains/2, "the exhaustive search solved too few chains")
+	require.Positive(t, raised, "the turn never raised the bound: the test does not exercise it")
 }

@@ -189,7 +189,9 @@ func TestLinkCreditRetriedWithWholeMemory(t *testing.T) {
 	r.wait(context.Background(), in, &lr, in.Budget)
 	require.Len(t, lr.Bounds, 1, "%v", lr.Notes)
 	assert.Equal(t, "link credit", lr.Bounds[0].Name)
-	assert.InDelta(t, want.BestBound, lr.Bounds[0].Value, 1e-12*want.BestBound)
+	// Within the whole-tensor bisection's 10⁻⁶: the two runs start it from different fluid
+	// bounds (the retry's table is not pruned at a thinned bound), so their last brackets differ.
+	assert.InDelta(t, want.BestBound, lr.Bounds[0].Value, 1e-6*upper)
 	require.NotEmpty(t, lr.Notes)
 	assert.Contains(t, lr.Notes[0], "out of reach")
 	assert.Contains(t, lr.Notes[0], "built again after the strategies")

@@ -1,0 +1,297 @@
+package dp
+
+import (
+	"math"
+	"sort"
+
+	"github.com/memsched/memsched/instances"
+)
+
+// The turn's recomputation (LinkCredit, issue 31). The link credit grants every operation of
+// phase L+1 (the first forward pass and B^{L+1}) the slack T − Σu as if no recomputation
+// followed it. But whatever ā^j (j ≤ L) is not stored when B^{L+1} runs must be recomputed
+// by an F_all^j after it, so a schedule whose turn holds the set S computes at least
+// ρ(S) = Σ_{j∉S} u_f^j after B^{L+1} starts. An operation o of phase L+1 starts at
+// s ≤ T − u_o − (compute after o), and the compute after o is at least what every sequence
+// runs after it (LinkCredit's q) plus ρ(S): so its credit falls by ρ(S). S itself must fit
+// B^{L+1}'s memory, 004's: δ^{L+1}, ā^{L+1}, δ^L, o_b^{L+1}, a^0 (nothing can recompute it,
+// and B^1 reads it), B^{L+1}'s input (ā^L, or a plain a^L when L ∉ S) and the ā^j of S — at
+// most M plus what the link keeps away during B^{L+1}, whose credit falls by ρ(S) too. So
+// ρ(S) ≥ ρ*, the least fixpoint of ρ ↦ Σ_{j≤L} u_f^j − V(cap(ρ) − base), V the most u_f a
+// set of ā can carry within a size (a 0/1 knapsack, turnKnapsack), cap the credit as a
+// function of the recomputation: every schedule of makespan T has its turn's ρ(S) ≥ ρ*(T),
+// and ρ*(T) does not grow with T.
+
+// turnKnapsack is the Pareto set of (bytes, u_f) over sets of ā^j, j = 1..L, B^{L+1}'s input
+// counted by what it adds over a plain a^L: size[i] increasing, value[i] increasing. Past
+// maxCapPoints points, adjacent points are merged into the smaller size with the larger
+// value, which only overstates what a size can carry (so ρ* stays a lower bound).
+type turnKnapsack struct {
+	size  []int64
+	value []float64
+	total float64 // Σ_{j≤L} u_f^j
+	base  int64   // B^{L+1}'s memory without the ā^j of S
+}
+
+// recomputation holds the knapsacks of every backward: b[ℓ] is B^ℓ's (items ā^j, j < ℓ,
+// ā^{ℓ−1} by what it adds over a plain a^{ℓ−1}; base, B^ℓ's memory without them), sfx[ℓ]
+// the turn's items j ∈ (ℓ, L] alone (ℓ = 1..L; its base unused).
+type recomputation struct {
+	b, sfx []turnKnapsack
+}
+
+func newRecomputation(c *instances.Chain) *recomputation {
+	n := c.Len()
+	r := &recomputation{b: make([]turnKnapsack, n+1), sfx: make([]turnKnapsack, n+1)}
+	plain := turnKnapsack{size: []int64{0}, value: []float64{0}} // items 1..ℓ−2, plain sizes
+	for l := 1; l <= n; l++ {
+		st := c.Stage(l)
+		k := plain.clone()
+		// B^ℓ's memory (verify.RematState.Apply): δ^ℓ, everything stored — ā^ℓ, and a^0,
+		// which nothing recomputes and B^1 reads — δ^{ℓ−1} and o_b^ℓ.
+		k.base = c.SizeDelta(l) + st.ABar + c.SizeDelta(l-1) + st.OB + c.A0
+		if l >= 2 {
+			// B^ℓ reads a^{ℓ−1} or ā^{ℓ−1}: the lesser is there either way.
+			in := c.Stage(l - 1)
+			m := min(in.A, in.ABar)
+			k.base += m
+			k.total += in.UF
+			k.add(in.ABar-m, in.UF)
+		}
+		r.b[l] = k
+		if l >= 2 {
+			in := c.Stage(l - 1)
+			plain.total += in.UF
+			plain.add(in.ABar, in.UF)
+		}
+	}
+	// The turn's items from the top down: sfx[ℓ] holds j = ℓ+1..L.
+	if n >= 2 {
+		last := c.Stage(n - 1)
+		top := turnKnapsack{size: []int64{0}, value: []float64{0}}
+		top.total = last.UF
+		top.add(last.ABar-min(last.A, last.ABar), last.UF)
+		r.sfx[n-2] = top
+		for l := n - 3; l >= 1; l-- {
+			k := r.sfx[l+1].clone()
+			st := c.Stage(l + 1)
+			k.total += st.UF
+			k.add(st.ABar, st.UF)
+			r.sfx[l] = k
+		}
+	}
+	return r
+}
+
+func (k turnKnapsack) clone() turnKnapsack {
+	k.size, k.value = append([]int64(nil), k.size...), append([]float64(nil), k.value...)
+	return k
+}
+
+// at returns, for a makespan T, the least recomputation every schedule of makespan T runs
+// after B^ℓ starts for the ā^j, j < ℓ, not stored during B^ℓ (rho[ℓ], ℓ = 1..L+1), and
+// before phase ℓ for the ā^j, ℓ < j ≤ L, not stored at the turn (eps[ℓ], ℓ = 1..L; 0 at
+// L+1). away(ℓ, ρ, ε) is what the link can keep away during B^ℓ when rho[ℓ] = ρ and eps[ℓ] =
+// ε (bytes, non-increasing in both; negative when no schedule). ok is false when B^{L+1} or
+// some B^ℓ fits no set at all: no schedule of makespan T.
+func (r *recomputation) at(budget int64, away func(l int, rho, eps float64) int64) (rho, eps []float64, ok bool) {
+	n := len(r.b) - 1
+	rho, eps = make([]float64, n+1), make([]float64, n+1)
+	rho[n] = r.b[n].fixpoint(func(x float64) int64 { return satAdd(budget, away(n, x, 0)) })
+	if math.IsInf(rho[n], 1) {
+		return rho, eps, false
+	}
+	room := satAdd(budget, away(n, rho[n], 0)) - r.b[n].base
+	for l := n - 1; l >= 1; l-- {
+		if l <= n-2 {
+			k := r.sfx[l]
+			eps[l] = max(0, (k.total-k.carry(room))-1e-12*k.total)
+		}
+		rho[l] = r.b[l].fixpoint(func(x float64) int64 { return satAdd(budget, away(l, x, eps[l])) })
+		if math.IsInf(rho[l], 1) {
+			return rho, eps, false
+		}
+	}
+	return rho, eps, true
+}
+
+// satAdd is a + b clamped to ±MaxBytes.
+func satAdd(a, b int64) int64 {
+	x := float64(a) + float64(b)
+	switch {
+	case x >= float64(instances.MaxBytes):
+		return instances.MaxBytes
+	case x <= -float64(instances.MaxBytes):
+		return -instances.MaxBytes
+	}
+	return a + b
+}
+
+// awayBytes is ⌊β·t⌋ in bytes, clamped to ±MaxBytes (t may be negative: no schedule).
+func awayBytes(beta, t float64) int64 {
+	x := math.Floor(beta * t)
+	switch {
+	case x >= float64(instances.MaxBytes):
+		return instances.MaxBytes
+	case x <= -float64(instances.MaxBytes):
+		return -instances.MaxBytes
+	}
+	return int64(x)
+}
+
+// add extends the set with one item of w bytes and value v.
+func (k *turnKnapsack) add(w int64, v float64) {
+	if v <= 0 {
+		return // no recomputation to save
+	}
+	type pt struct {
+		w int64
+		v float64
+	}
+	pts := make([]pt, 0, 2*len(k.size))
+	for i := range k.size {
+		pts = append(pts, pt{k.size[i], k.value[i]})
+		if s := k.size[i] + w; s >= k.size[i] && s <= instances.MaxBytes {
+			pts = append(pts, pt{s, k.value[i] + v})
+		}
+	}
+	sort.Slice(pts, func(a, b int) bool {
+		if pts[a].w != pts[b].w {
+			return pts[a].w < pts[b].w
+		}
+		return pts[a].v > pts[b].v
+	})
+	k.size, k.value = k.size[:0], k.value[:0]
+	for _, p := range pts {
+		if len(k.value) > 0 && p.v <= k.value[len(k.value)-1] {
+			continue // dominated: no more value for at least as many bytes
+		}
+		k.size, k.value = append(k.size, p.w), append(k.value, p.v)
+	}
+	for len(k.size) > maxCapPoints {
+		m := 0
+		for i := 0; i < len(k.size); i += 2 {
+			j := min(i+1, len(k.size)-1)
+			k.size[m], k.value[m] = k.size[i], k.value[j]
+			m++
+		}
+		k.size, k.value = k.size[:m], k.value[:m]
+	}
+}
+
+// carry is the most u_f a set of ā of at most room bytes (beyond base) can hold; −1 when even
+// the empty set does not fit.
+func (k turnKnapsack) carry(room int64) float64 {
+	if room < 0 {
+		return -1
+	}
+	i := sort.Search(len(k.size), func(i int) bool { return k.size[i] > room })
+	return k.value[i-1]
+}
+
+// fixpoint returns ρ*: the least ρ ≥ 0 with ρ ≥ total − carry(cap(ρ) − base), where cap(ρ)
+// is B^{L+1}'s memory limit (bytes, non-increasing in ρ) when ρ is computed after it. +Inf
+// when B^{L+1} cannot run at all.
+func (k turnKnapsack) fixpoint(cap func(rho float64) int64) float64 {
+	rho := 0.0
+	for range 256 {
+		v := k.carry(cap(rho) - k.base)
+		if v < 0 {
+			return math.Inf(1)
+		}
+		// Below the exact difference by a few ulps of the sum: a floating-point excess
+		// would overstate the recomputation.
+		next := max(0, (k.total-v)-1e-12*k.total)
+		if next <= rho {
+			return rho
+		}
+		rho = next
+	}
+	return rho // each step is a lower bound already
+}
+
+// creditShape is what the link credit's reduced credits are computed from: the chain's
+// prefix sums of compute and its recomputation knapsacks.
+type creditShape struct {
+	n              int
+	sumU, suf, sub float64
+	ubn            float64   // u_b^{L+1}
+	pf, pb         []float64 // Σ_{k≤j} u_f^k, Σ_{k≤j} u_b^k (j = 0..n)
+	rec            *recomputation
+}
+
+func newCreditShape(c *instances.Chain) *creditShape {
+	n := c.Len()
+	s := &creditShape{n: n, sumU: c.ComputeTime(), pf: make([]float64, n+1), pb: make([]float64, n+1), rec: newRecomputation(c)}
+	for l := 1; l <= n; l++ {
+		s.suf += c.Stage(l).UF
+		s.sub += c.Stage(l).UB
+		s.pf[l], s.pb[l] = s.suf, s.sub
+	}
+	s.ubn = c.Stage(n).UB
+	return s
+}
+
+// fluidAway is what the link can keep away during B^ℓ at makespan T (bytes, rounded down):
+// β·min(s, T − e) with s ≤ T − Σ_{k≤ℓ} u_b − ρ (B^ℓ and everything after it, the
+// recomputation after it included) and T − e ≤ T − Σu_f − Σ_{k≥ℓ} u_b − ε (everything before
+// it and itself, the recomputation before phase ℓ included); for B^{L+1}, s ≤ T − Σu_b − ρ and
+// T − e ≤ T − Σu_f − u_b^{L+1}.
+//
+// The times get 10⁻¹² T more: at T = Σu they are 0 up to the float sums' rounding, and a
+// byte below 0 left B^1 no room where its memory was the budget exactly (TestSoundness, a
+// 2-stage chain at GiB scale with real durations).
+func (s *creditShape) fluidAway(beta, T float64) func(l int, rho, eps float64) int64 {
+	slack := 1e-12 * T
+	return func(l int, rho, eps float64) int64 {
+		if l == s.n {
+			return awayBytes(beta, min(T-s.sub-rho, T-s.suf-s.ubn)+slack)
+		}
+		return awayBytes(beta, min(T-s.pb[l]-rho, T-s.suf-(s.sub-s.pb[l-1])-eps)+slack)
+	}
+}
+
+// enough says whether T leaves room for the recomputation at: every schedule computes
+// Σu, the recomputation after B^ℓ starts and the one before phase ℓ, which are disjoint.
+func (s *creditShape) enough(T float64, rho, eps []float64) bool {
+	for l := 1; l <= s.n; l++ {
+		if T*(1+1e-12) < s.sumU+rho[l]+eps[l] { // within the float sums' rounding
+			return false
+		}
+	}
+	return true
+}
+
+// credits returns the credits (seconds beyond T − Σu, as LinkCreditResult.Credit and First)
+// with the recomputation at: an operation of phase ℓ ≤ L starts by T − Σ_{k≤ℓ} u_b − ρ_ℓ
+// and ends after Σu_f + Σ_{k>ℓ} u_b + ε_ℓ; the first run of F^k by T − Σ_{j≥k} u_f − Σu_b −
+// ρ_{L+1} and after Σ_{j≤k} u_f; B^{L+1} (and forwards run again before it) by T − Σu_b −
+// ρ_{L+1}. Each is raised to the largest before it in time, as LinkCredit's.
+func (s *creditShape) credits(rho, eps []float64) (phase, first []float64) {
+	n := s.n
+	phase, first = make([]float64, n+1), make([]float64, n+1)
+	run := math.Inf(-1)
+	for k := 1; k <= n; k++ {
+		run = max(run, min(s.pf[k-1]-rho[n], s.sumU-s.pf[k]))
+		first[k] = run
+	}
+	run = max(run, s.suf-rho[n])
+	phase[n] = run
+	for l := n - 1; l >= 1; l-- {
+		run = max(run, min(s.pb[l]-eps[l], s.sumU-s.pb[l]-rho[l]))
+		phase[l] = run
+	}
+	return phase, first
+}
+
+// ceilBytes is ⌈β·t⌉ in bytes, clamped to ±MaxBytes.
+func ceilBytes(beta, t float64) int64 {
+	x := math.Ceil(beta * t)
+	switch {
+	case x >= float64(instances.MaxBytes):
+		return instances.MaxBytes
+	case x <= -float64(instances.MaxBytes):
+		return -instances.MaxBytes
+	}
+	return int64(x)
+}
