@@ -211,3 +211,59 @@ func TestCombinedZooGaps(t *testing.T) {
 		t.Log(strings.TrimSpace(line))
 	}
 }
+
+// TestCombinedZooCredit re-measures the link credit alone at each point of
+// MEMSCHED_COMBINED_TABLE_OUT (the zoo table above), as certify runs it (thinned first, then
+// exact with whole tensors, MEMSCHED_COMBINED_TABLE_SECONDS per point, default 60), with the
+// point's best verified schedule as its upper end: what a change to the bound alone moves,
+// without running the strategies again (their schedules stand). Rows in
+// MEMSCHED_COMBINED_CREDIT_OUT: the new link credit, the best global bound (the table's other
+// bounds are unchanged), the ratio and whether the point is now proven optimal.
+func TestCombinedZooCredit(t *testing.T) {
+	dir, in := os.Getenv("MEMSCHED_COMBINED_TABLE_DIR"), os.Getenv("MEMSCHED_COMBINED_TABLE_OUT")
+	if dir == "" || in == "" || os.Getenv("MEMSCHED_COMBINED_CREDIT_OUT") == "" {
+		t.Skip("MEMSCHED_COMBINED_TABLE_DIR, _TABLE_OUT and _CREDIT_OUT not set (scripts/combined-credit.sh)")
+	}
+	seconds := 60.0
+	if v := os.Getenv("MEMSCHED_COMBINED_TABLE_SECONDS"); v != "" {
+		var err error
+		seconds, err = strconv.ParseFloat(v, 64)
+		require.NoError(t, err, "MEMSCHED_COMBINED_TABLE_SECONDS=%q", v)
+	}
+	data, err := os.ReadFile(in)
+	require.NoError(t, err)
+	out, err := os.Create(os.Getenv("MEMSCHED_COMBINED_CREDIT_OUT"))
+	require.NoError(t, err)
+	defer out.Close()
+	fmt.Fprintf(out, "chain\tbeta_GBps\tpct\tcombined_ms\tbound_ms\tbound_by\tlink_credit_ms\tnew_bound_ms\tratio\tproven\tseconds\n")
+	chains := map[string]*instances.Chain{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+		f := strings.Split(line, "\t")
+		name := f[0]
+		c := chains[name]
+		if c == nil {
+			c, err = instances.LoadChain(filepath.Join(dir, name+".json"))
+			require.NoError(t, err)
+			chains[name] = c
+		}
+		beta, _ := strconv.ParseFloat(f[2], 64)
+		budget, _ := strconv.ParseInt(f[4], 10, 64)
+		best, _ := strconv.ParseFloat(f[9], 64)
+		old, _ := strconv.ParseFloat(f[11], 64)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(seconds*float64(time.Second)))
+		start := time.Now()
+		lin := Input{Chain: c, Bandwidth: beta * 1e9}
+		r := linkCredit(ctx, lin, budget, best/1e3, memoryLimit(lin), true)
+		cancel()
+		credit, bound := "-", old
+		if r.ok {
+			v := r.bound.Value * 1e3
+			require.LessOrEqual(t, v, best*(1+1e-9), "%s at %s GB/s, %s %%: the link credit above a verified schedule", name, f[2], f[3])
+			credit, bound = fmt.Sprintf("%.3f", v), max(old, v)
+		}
+		proven := bound >= best*(1-1e-9)
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.4f\t%v\t%.1f\n", name, f[2], f[3], f[9], f[11], f[12], credit, bound, best/bound, proven, time.Since(start).Seconds())
+		fmt.Fprint(out, row)
+		t.Log(strings.TrimSpace(row), strings.Join(r.notes, "; "))
+	}
+}
