@@ -17,7 +17,9 @@ import (
 	"github.com/memsched/memsched/instances"
 	"github.com/memsched/memsched/instances/zoo"
 	leverro "github.com/memsched/memsched/lever/rematoffload"
+	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
+	"github.com/memsched/memsched/verify/combined"
 )
 
 // TestCertifyRematOffload: certify's fourth lever on the toy chain at 80 MiB and 1 GB/s,
@@ -369,4 +371,34 @@ func TestCertifyProvesSmallTransformers(t *testing.T) {
 			assert.Equal(t, "link credit", lr.BestBoundBy)
 		})
 	}
+}
+
+// TestPofoRunsSeedSequenceOffload: pofo's refinement keeps every feasible run's schedule, one
+// per compute sequence, and hands sequence-offload those of the runs other than the best,
+// fastest first (ResNet-50 at 10 %, 12 GB/s: another slot count's sequence, offloaded, gave
+// 112.44 ms where the best run's gave 113.02 ms).
+func TestPofoRunsSeedSequenceOffload(t *testing.T) {
+	c := instances.Toy()
+	store := leverro.SequenceSchedule(checkpoint.StoreAll(c))
+	seqs := []*schedule.Combined{store}
+	for _, k := range []int{2, 3} {
+		sq, err := checkpoint.Sequential(c, k)
+		require.NoError(t, err)
+		seqs = append(seqs, leverro.SequenceSchedule(sq))
+	}
+	out := func(s *schedule.Combined, makespan float64) leverro.Outcome {
+		return leverro.Outcome{Feasible: true, Schedule: s, Report: &combined.Report{Makespan: makespan}}
+	}
+	var b pofoBest
+	b.keep(out(seqs[1], 5))
+	b.keep(out(seqs[0], 3))
+	b.keep(leverro.Outcome{})                                    // no plan: nothing kept
+	b.keep(out(leverro.SequenceSchedule(seqs[0].Sequence()), 4)) // the same sequence again
+	b.keep(out(seqs[2], 2))
+	require.Len(t, b.kept, 3)
+	b.out = out(seqs[2], 2) // the best run
+	got := b.others()
+	require.Len(t, got, 2)
+	assert.Equal(t, seqs[0].Sequence(), got[0].Sequence(), "the faster first")
+	assert.Equal(t, seqs[1].Sequence(), got[1].Sequence())
 }
