@@ -88,12 +88,15 @@ func (k turnKnapsack) clone() turnKnapsack {
 	return k
 }
 
-// at returns, for a makespan T, the least recomputation every schedule of makespan T runs
-// after B^ℓ starts for the ā^j, j < ℓ, not stored during B^ℓ (rho[ℓ], ℓ = 1..L+1), and
-// before phase ℓ for the ā^j, ℓ < j ≤ L, not stored at the turn (eps[ℓ], ℓ = 1..L; 0 at
-// L+1). away(ℓ, ρ, ε) is what the link can keep away during B^ℓ when rho[ℓ] = ρ and eps[ℓ] =
-// ε (bytes, non-increasing in both; negative when no schedule). ok is false when B^{L+1} or
-// some B^ℓ fits no set at all: no schedule of makespan T.
+// at returns, for a makespan T, lower bounds on the recomputation every schedule of makespan
+// T runs after B^ℓ starts (rho[ℓ], ℓ = 1..L+1) and after B^{L+1} but before phase ℓ (eps[ℓ],
+// ℓ = 1..L; 0 at L+1). After B^ℓ: the ā^j, j < ℓ, B^ℓ does not hold (B^ℓ's knapsack, to its
+// fixpoint), and whatever runs after a later backward B^{ℓ'}, ℓ' < ℓ, does too (a running
+// maximum, from ℓ = 1 up). Before phase ℓ: the ā^j, ℓ < j ≤ L, the turn does not hold. After
+// B^{L+1}: also each ℓ's two, which are disjoint. away(ℓ, ρ, ε) is what the link can keep
+// away during B^ℓ when the recomputation after it starts is ρ and before its phase ε (bytes,
+// non-increasing in both; negative when no schedule). ok is false when some B^ℓ fits no set
+// at all: no schedule of makespan T.
 func (r *recomputation) at(budget int64, away func(l int, rho, eps float64) int64) (rho, eps []float64, ok bool) {
 	n := len(r.b) - 1
 	rho, eps = make([]float64, n+1), make([]float64, n+1)
@@ -102,15 +105,19 @@ func (r *recomputation) at(budget int64, away func(l int, rho, eps float64) int6
 		return rho, eps, false
 	}
 	room := satAdd(budget, away(n, rho[n], 0)) - r.b[n].base
-	for l := n - 1; l >= 1; l-- {
-		if l <= n-2 {
-			k := r.sfx[l]
-			eps[l] = max(0, (k.total-k.carry(room))-1e-12*k.total)
-		}
-		rho[l] = r.b[l].fixpoint(func(x float64) int64 { return satAdd(budget, away(l, x, eps[l])) })
-		if math.IsInf(rho[l], 1) {
+	for l := 1; l <= n-2; l++ {
+		k := r.sfx[l]
+		eps[l] = max(0, (k.total-k.carry(room))-1e-12*k.total)
+	}
+	prev := 0.0 // what runs after B^{ℓ−1} starts
+	for l := 1; l < n; l++ {
+		own := r.b[l].fixpoint(func(x float64) int64 { return satAdd(budget, away(l, max(x, prev), eps[l])) })
+		if math.IsInf(own, 1) {
 			return rho, eps, false
 		}
+		rho[l] = max(own, prev)
+		prev = rho[l]
+		rho[n] = max(rho[n], rho[l]+eps[l])
 	}
 	return rho, eps, true
 }
