@@ -45,9 +45,9 @@ type LinkCreditOptions struct {
 	// (nothing below it fits); the whole-tensor bisection still searches up to Upper, whose
 	// last probe just below it can prove Upper's schedule optimal.
 	Prune float64
-	// NoTurn leaves out the turn's recomputation (turn.go): phase L+1's credits as if no
-	// recomputation followed it. The bound is then the older, weaker one; for measurement.
-	NoTurn bool
+	// NoRecompute leaves out the recomputation every schedule runs (recompute.go): the
+	// credits as if nothing were recomputed, the older, weaker bound; for measurement.
+	NoRecompute bool
 }
 
 // LinkCreditThinOfSumU is the thinning (LinkCreditOptions.Thin) the tools give a first,
@@ -80,7 +80,7 @@ type LinkCreditResult struct {
 	// Credit[ℓ] is phase ℓ's link credit h'_ℓ in seconds (ℓ = 1..L+1): during an operation
 	// of it at most β·(T − Σu + Credit[ℓ]) bytes can be away from the GPU; First[k] the same
 	// for the first run of F^k in phase L+1 (k = 1..L+1) — for every T up to the fluid
-	// table's top (Upper, or Prune), the recomputation reckoned there taken off (turn.go;
+	// table's top (Upper, or Prune), the recomputation reckoned there taken off (recompute.go;
 	// First[1] is then negative). MinMakespan is the least makespan that recomputation
 	// leaves room for (at least Σu): the table's T are at least it.
 	Credit, First []float64
@@ -91,9 +91,9 @@ type LinkCreditResult struct {
 	Stats ExactStats
 	// Sequences are the relaxation's best points' sequences (LinkCreditOptions.Sequences).
 	Sequences []LinkCreditSequence
-	// TurnRecompute is ρ*, in seconds, at the table's top (Upper, or Prune): the least
+	// TurnRecompute is ρ_{L+1}, in seconds, at the table's top (Upper, or Prune): the least
 	// compute every schedule up to it runs after B^{L+1} starts beyond Σ_{ℓ≤L} u_b, by which
-	// phase L+1's credits fall (turn.go).
+	// phase L+1's credits fall (recompute.go).
 	TurnRecompute float64
 	// Fluid is the bound with fluid credits (the first table); Bound is at least it. Probes
 	// counts the whole-tensor tables built, Gap their last bracket (hi − Bound, seconds).
@@ -149,7 +149,7 @@ func (e *LinkCreditScopeError) Reason() string {
 // budgets, forwards run again included (oracle.RematBudgeted), and against the exact strict
 // optimum (oracle.Strict) on random tiny chains.
 //
-// The recomputation (turn.go). p and q count only what every sequence runs; a schedule also
+// The recomputation (recompute.go). p and q count only what every sequence runs; a schedule also
 // recomputes. Every ā^j (j < ℓ) not stored while B^ℓ runs is recomputed after it, so the
 // operations of phase ℓ start that much earlier (ρ_ℓ); every ā^j (ℓ < j ≤ L) not stored at
 // the turn (B^{L+1}) is recomputed before phase ℓ, so they end that much later (ε_ℓ). Which
@@ -210,13 +210,13 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 	if o.Prune > 0 && o.Prune < o.Upper {
 		cut = max(o.Prune, sumU)
 	}
-	// The recomputation every schedule of makespan up to cut runs (turn.go), reckoned at
+	// The recomputation every schedule of makespan up to cut runs (recompute.go), reckoned at
 	// cut (it does not grow with T): the credits fall by it. The table's budget is F^1's,
 	// ⌊M + β·(T − Σu)⌋ + ⌈β·first[1]⌉, every other operation's that plus its credit's bytes.
 	ph, fi := h, first
 	minT := sumU
 	fits := true
-	if !o.NoTurn {
+	if !o.NoRecompute {
 		shape := newCreditShape(c)
 		rho, eps, ok := shape.rec.at(budget, shape.fluidAway(beta, cut))
 		res.TurnRecompute = rho[n]
@@ -366,7 +366,7 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	shape := newCreditShape(c)
 	zero := make([]float64, n+1)
 	// credits returns the probe's credits at T, nil when the recomputation alone exceeds T
-	// or some B^ℓ fits no set of activations (turn.go, with whole tensors too).
+	// or some B^ℓ fits no set of activations (recompute.go, with whole tensors too).
 	credits := func(T float64) *phaseCredit {
 		cr := &phaseCredit{phase: make([]int64, n+1), first: make([]int64, n+1)}
 		// Each at most its fluid credit, as the fluid table rounds it (⌊M + β·(T − Σu)⌋ − M +
@@ -377,12 +377,12 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		// once the fluid table is pruned below it (Prune).
 		shift := bytesOf(math.Floor(float64(budget)+beta*(T-sumU))) - budget
 		fluid := func(h float64) int64 { return max(shift, 0) + ceilBytes(beta, h) }
-		// The recomputation (turn.go): an operation of phase ℓ starts ρ_ℓ earlier and ends
-		// ε_ℓ later than without it, so its whole-tensor caps are read there. NoTurn: the
+		// The recomputation (recompute.go): an operation of phase ℓ starts ρ_ℓ earlier and ends
+		// ε_ℓ later than without it, so its whole-tensor caps are read there. NoRecompute: the
 		// older credits, phase ℓ ≤ L starting by T − Σ_{k<ℓ} u_b.
 		rho, eps, ph, fi := zero, zero, res.Credit, res.First
 		before := func(l int) float64 { return pb[l-1] }
-		if !o.NoTurn {
+		if !o.NoRecompute {
 			fl := shape.fluidAway(beta, T)
 			away := func(l int, r, e float64) int64 {
 				if l == n {

@@ -224,11 +224,11 @@ func tinyTransformer(r *rand.Rand) *instances.Chain {
 	return c
 }
 
-// TestLinkCreditTurnAgainstStrict: with the turn's recomputation (turn.go) the link credit,
+// TestLinkCreditTurnAgainstStrict: with the turn's recomputation (recompute.go) the link credit,
 // fluid and with whole tensors, is at most the exact optimum of the strict combined model
 // (oracle.Strict) on tiny transformer-shaped chains at tight budgets and slow links — where
 // the turn holds most of the memory, as on the zoo's GPT-2 and BERT — at byte and GiB scale,
-// and at least the bound without it (NoTurn); it raises the bound on some of them, and proves
+// and at least the bound without it (NoRecompute); it raises the bound on some of them, and proves
 // the optimum on more. Mutated to count B^{L+1}'s input twice (base + a^L), it fails.
 func TestLinkCreditTurnAgainstStrict(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 83))
@@ -259,7 +259,7 @@ func TestLinkCreditTurnAgainstStrict(t *testing.T) {
 			got, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt, Whole: whole})
 			require.NoError(t, err, name)
 			require.LessOrEqual(t, got.Bound, opt*(1+1e-12), "%s\nwhole %v: turn's recomputation %g", name, whole, got.TurnRecompute)
-			old, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt, Whole: whole, NoTurn: true})
+			old, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt, Whole: whole, NoRecompute: true})
 			require.NoError(t, err, name)
 			require.GreaterOrEqual(t, got.Bound, old.Bound*(1-1e-9), name)
 			g, err := dp.LinkCredit(c.Scaled(1<<30), budget<<30, beta*(1<<30), dp.LinkCreditOptions{Upper: opt, Whole: whole})

@@ -263,10 +263,12 @@ func TestCombinedZooCredit(t *testing.T) {
 			require.LessOrEqual(t, v, best+5e-4, "%s at %s GB/s, %s %%: the link credit above a verified schedule", name, f[2], f[3])
 			credit, bound = fmt.Sprintf("%.3f", v), max(old, v)
 		}
-		// The table keeps 3 decimals of a millisecond: a bound within 2 µs of the schedule's
-		// rounded makespan is taken as meeting it (certify, at full precision, says "proven
-		// optimal" there: GPT-2 at 50 %, 12 GB/s, 3927.758 against 3927.760 in the table).
-		proven := bound >= best-2e-3
+		// The table keeps 3 decimals of a millisecond, and against an upper end rounded up
+		// the whole-tensor bisection stops within its 10⁻⁶ below the schedule instead of
+		// proving it (its last probe, just below the upper end, fits): a bound within that
+		// of the rounded makespan is taken as meeting it (certify, at full precision, says
+		// "proven optimal" there: GPT-2 at 50 %, 12 GB/s, 3927.758 against 3927.760 ms).
+		proven := bound >= best*(1-2e-6)-5e-4
 		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.4f\t%v\t%.1f\n", name, f[2], f[3], f[9], f[11], f[12], credit, bound, best/bound, proven, time.Since(start).Seconds())
 		fmt.Fprint(out, row)
 		t.Log(strings.TrimSpace(row), strings.Join(r.notes, "; "))

@@ -402,3 +402,32 @@ func TestPofoRunsSeedSequenceOffload(t *testing.T) {
 	assert.Equal(t, seqs[0].Sequence(), got[0].Sequence(), "the faster first")
 	assert.Equal(t, seqs[1].Sequence(), got[1].Sequence())
 }
+
+// TestCloseCredit: a link credit that ended within its bisection's 10⁻⁶ below a schedule found
+// after it started is settled by one more probe just below that schedule — GPT-2 of 4 blocks
+// at 25 %, 12 GB/s, whose optimum is pofo's 2050.011 ms (TestCertifyProvesSmallTransformers);
+// a bound farther below than that, or one already at the schedule, is left alone.
+func TestCloseCredit(t *testing.T) {
+	c, err := zoo.Transformer(zoo.TransformerConfig{Kind: "gpt2", Hidden: 768, Heads: 12, Layers: 4, SeqLen: 1024, Batch: 32})
+	require.NoError(t, err)
+	in := Input{Chain: c, Budget: 18761646080, Bandwidth: 12e9}
+	lr, err := RematOffload{}.Run(context.Background(), Input{Chain: c, Budget: in.Budget, Bandwidth: in.Bandwidth, TimeLimit: 30 * time.Second})
+	require.NoError(t, err)
+	best := bestFeasible(lr.Rows, 0)
+	require.InDelta(t, 2050.011e-3, best, 0.001e-3)
+	for _, tc := range []struct {
+		below  float64 // the bound's place below best
+		closes bool
+	}{{1e-6, true}, {1.9e-6, true}, {1e-5, false}, {0, false}} {
+		got := LeverReport{Rows: []Row{{Strategy: "x", Feasible: true, Makespan: best}},
+			Bounds: []Bound{{Name: "link credit", Value: best * (1 - tc.below)}}}
+		closeCredit(context.Background(), in, &got, in.Budget)
+		if tc.closes {
+			assert.GreaterOrEqual(t, got.Bounds[0].Value, best*(1-closeTol), "%g below", tc.below)
+			assert.LessOrEqual(t, got.Bounds[0].Value, best)
+			assert.Contains(t, got.Bounds[0].Note, "a probe just below the fastest row")
+		} else {
+			assert.Equal(t, best*(1-tc.below), got.Bounds[0].Value, "%g below: left alone", tc.below)
+		}
+	}
+}

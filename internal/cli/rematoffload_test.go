@@ -270,7 +270,7 @@ func TestRematOffloadSkipsBoundsAtSumU(t *testing.T) {
 // (dp.LinkCreditThinOfSumU); where its bound meets the fastest result it is the bound and the
 // exact table is not built — ResNet-101 at 75 %, 12 GB/s, where pofo's 191.77 ms is optimal
 // (docs/combined-zoo.tsv); on the toy chain at 80 MiB the thinned bound (41.18 ms) is below
-// pofo's 67.30 ms and the exact table, with whole tensors and the recomputation (dp/turn.go),
+// pofo's 67.30 ms and the exact table, with whole tensors and the recomputation (dp/recompute.go),
 // gives 43.10 ms (41.18 ms before the recomputation was counted).
 func TestRematOffloadThinnedLinkCredit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r101.json")

@@ -7,35 +7,35 @@ import (
 	"github.com/memsched/memsched/instances"
 )
 
-// The turn's recomputation (LinkCredit, issue 31). The link credit grants every operation of
-// phase L+1 (the first forward pass and B^{L+1}) the slack T − Σu as if no recomputation
-// followed it. But whatever ā^j (j ≤ L) is not stored when B^{L+1} runs must be recomputed
-// by an F_all^j after it, so a schedule whose turn holds the set S computes at least
-// ρ(S) = Σ_{j∉S} u_f^j after B^{L+1} starts. An operation o of phase L+1 starts at
-// s ≤ T − u_o − (compute after o), and the compute after o is at least what every sequence
-// runs after it (LinkCredit's q) plus ρ(S): so its credit falls by ρ(S). S itself must fit
-// B^{L+1}'s memory, 004's: δ^{L+1}, ā^{L+1}, δ^L, o_b^{L+1}, a^0 (nothing can recompute it,
-// and B^1 reads it), B^{L+1}'s input (ā^L, or a plain a^L when L ∉ S) and the ā^j of S — at
-// most M plus what the link keeps away during B^{L+1}, whose credit falls by ρ(S) too. So
-// ρ(S) ≥ ρ*, the least fixpoint of ρ ↦ Σ_{j≤L} u_f^j − V(cap(ρ) − base), V the most u_f a
-// set of ā can carry within a size (a 0/1 knapsack, turnKnapsack), cap the credit as a
-// function of the recomputation: every schedule of makespan T has its turn's ρ(S) ≥ ρ*(T),
-// and ρ*(T) does not grow with T.
+// The recomputation every schedule runs (LinkCredit, issue 31). The link credit grants every
+// operation the slack T − Σu on both sides, as if nothing were recomputed. But an ā^j (j < ℓ)
+// not stored while B^ℓ runs must be recomputed by an F_all^j after B^ℓ starts, so a schedule
+// whose B^ℓ holds the set S computes at least ρ(S) = Σ_{j<ℓ, j∉S} u_f^j after it: the
+// operations of phase ℓ (B^ℓ is its last) start at s ≤ T − (what every sequence runs from them
+// on, LinkCredit's q) − ρ(S), and their credit falls by ρ(S). S must fit B^ℓ's memory, 004's:
+// δ^ℓ, ā^ℓ, δ^{ℓ−1}, o_b^ℓ, a^0 (nothing can recompute it, and B^1 reads it), B^ℓ's input (ā^{ℓ−1},
+// or a plain a^{ℓ−1} when ℓ−1 ∉ S) and the ā^j of S — at most M plus what the link keeps away
+// during B^ℓ, which falls as ρ(S) grows. So ρ(S) ≥ ρ*, the least fixpoint of
+// ρ ↦ Σ_{j<ℓ} u_f^j − V(cap(ρ) − base), V the most u_f a set of ā can carry within a size (a
+// 0/1 knapsack, turnKnapsack) and cap B^ℓ's limit as a function of the recomputation; ρ*(T)
+// does not grow with T. Likewise the ā^j (ℓ < j ≤ L) the turn, B^{L+1}, does not hold are
+// recomputed after it and before phase ℓ (ε_ℓ), so phase ℓ's operations end at least that
+// much later. recomputation.at computes both for every ℓ; creditShape turns them into credits.
 
-// turnKnapsack is the Pareto set of (bytes, u_f) over sets of ā^j, j = 1..L, B^{L+1}'s input
-// counted by what it adds over a plain a^L: size[i] increasing, value[i] increasing. Past
+// turnKnapsack is the Pareto set of (bytes, u_f) over a set of ā^j — for B^ℓ, j < ℓ, its input
+// ā^{ℓ−1} counted by what it adds over a plain a^{ℓ−1}: size[i] increasing, value[i] increasing. Past
 // maxCapPoints points, adjacent points are merged into the smaller size with the larger
 // value, which only overstates what a size can carry (so ρ* stays a lower bound).
 type turnKnapsack struct {
 	size  []int64
 	value []float64
-	total float64 // Σ_{j≤L} u_f^j
-	base  int64   // B^{L+1}'s memory without the ā^j of S
+	total float64 // Σ u_f^j over the items
+	base  int64   // B^ℓ's memory without the ā^j of S
 }
 
 // recomputation holds the knapsacks of every backward: b[ℓ] is B^ℓ's (items ā^j, j < ℓ,
 // ā^{ℓ−1} by what it adds over a plain a^{ℓ−1}; base, B^ℓ's memory without them), sfx[ℓ]
-// the turn's items j ∈ (ℓ, L] alone (ℓ = 1..L; its base unused).
+// the turn's items j ∈ (ℓ, L] alone (ℓ = 1..L−1; its base unused).
 type recomputation struct {
 	b, sfx []turnKnapsack
 }
