@@ -271,7 +271,7 @@ func TestRematOffloadSkipsBoundsAtSumU(t *testing.T) {
 // exact table is not built — ResNet-101 at 75 %, 12 GB/s, where pofo's 191.77 ms is optimal
 // (docs/combined-zoo.tsv); on the toy chain at 80 MiB the thinned bound (41.18 ms) is below
 // pofo's 67.30 ms and the exact table, with whole tensors and the recomputation (dp/recompute.go),
-// gives 43.10 ms (41.18 ms before the recomputation was counted).
+// gives 43.62 ms (41.18 ms before the recomputation was counted).
 func TestRematOffloadThinnedLinkCredit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r101.json")
 	code, _, stderr := run(t, "gen", "zoo", "resnet", "--depth", "101", "-o", path)
@@ -295,6 +295,6 @@ func TestRematOffloadThinnedLinkCredit(t *testing.T) {
 	lc = rep.LowerBounds.LinkCredit
 	require.NotNil(t, lc)
 	require.NotNil(t, lc.Value, lc.Note)
-	assert.InDelta(t, 0.0431040, *lc.Value, 1e-6*0.0431) // within the whole-tensor bisection's 10⁻⁶
+	assert.InDelta(t, 0.0436200, *lc.Value, 1e-6*0.0436) // within the whole-tensor bisection's 10⁻⁶
 	assert.Contains(t, lc.Note, "exact C_FL with phase budgets")
 }
