@@ -124,26 +124,21 @@ func (r *recomputation) at(budget int64, away func(l int, rho, eps float64) int6
 
 // satAdd is a + b clamped to ±MaxBytes.
 func satAdd(a, b int64) int64 {
-	x := float64(a) + float64(b)
-	switch {
-	case x >= float64(instances.MaxBytes):
-		return instances.MaxBytes
-	case x <= -float64(instances.MaxBytes):
-		return -instances.MaxBytes
+	if x := float64(a) + float64(b); math.Abs(x) >= float64(instances.MaxBytes) {
+		return clampBytes(x)
 	}
 	return a + b
 }
 
 // awayBytes is ⌊β·t⌋ in bytes, clamped to ±MaxBytes (t may be negative: no schedule).
-func awayBytes(beta, t float64) int64 {
-	x := math.Floor(beta * t)
-	switch {
-	case x >= float64(instances.MaxBytes):
-		return instances.MaxBytes
-	case x <= -float64(instances.MaxBytes):
-		return -instances.MaxBytes
-	}
-	return int64(x)
+func awayBytes(beta, t float64) int64 { return clampBytes(math.Floor(beta * t)) }
+
+// ceilBytes is ⌈β·t⌉ in bytes, clamped to ±MaxBytes.
+func ceilBytes(beta, t float64) int64 { return clampBytes(math.Ceil(beta * t)) }
+
+// clampBytes is x as bytes, clamped to ±MaxBytes.
+func clampBytes(x float64) int64 {
+	return int64(max(-float64(instances.MaxBytes), min(x, float64(instances.MaxBytes))))
 }
 
 // add extends the set with one item of w bytes and value v.
@@ -289,16 +284,4 @@ func (s *creditShape) credits(rho, eps []float64) (phase, first []float64) {
 		phase[l] = run
 	}
 	return phase, first
-}
-
-// ceilBytes is ⌈β·t⌉ in bytes, clamped to ±MaxBytes.
-func ceilBytes(beta, t float64) int64 {
-	x := math.Ceil(beta * t)
-	switch {
-	case x >= float64(instances.MaxBytes):
-		return instances.MaxBytes
-	case x <= -float64(instances.MaxBytes):
-		return -instances.MaxBytes
-	}
-	return int64(x)
 }
