@@ -256,7 +256,7 @@ func linkCreditTable(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	c1 := ceilBytes(beta, first[1])
 	cred := &phaseCredit{phase: make([]int64, n+1), first: make([]int64, n+1)}
 	for l := 1; l <= n; l++ {
-		// first[1] = 0: the table's budget is F^1's, ⌊M + β·(T − Σu)⌋ + c1.
+		// cred.first[1] = 0: the table's budget is F^1's, ⌊M + β·(T − Σu)⌋ + c1.
 		cred.phase[l] = ceilBytes(beta, h[l]) - c1
 		cred.first[l] = ceilBytes(beta, first[l]) - c1
 	}
