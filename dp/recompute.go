@@ -17,16 +17,16 @@ import (
 // or a plain a^{ℓ−1} when ℓ−1 ∉ S) and the ā^j of S — at most M plus what the link keeps away
 // during B^ℓ, which falls as ρ(S) grows. So ρ(S) ≥ ρ*, the least fixpoint of
 // ρ ↦ Σ_{j<ℓ} u_f^j − V(cap(ρ) − base), V the most u_f a set of ā can carry within a size (a
-// 0/1 knapsack, turnKnapsack) and cap B^ℓ's limit as a function of the recomputation; ρ*(T)
+// 0/1 knapsack, abarKnapsack) and cap B^ℓ's limit as a function of the recomputation; ρ*(T)
 // does not grow with T. Likewise the ā^j (ℓ < j ≤ L) the turn, B^{L+1}, does not hold are
 // recomputed after it and before phase ℓ (ε_ℓ), so phase ℓ's operations end at least that
 // much later. recomputation.at computes both for every ℓ; creditShape turns them into credits.
 
-// turnKnapsack is the Pareto set of (bytes, u_f) over a set of ā^j — for B^ℓ, j < ℓ, its input
+// abarKnapsack is the Pareto set of (bytes, u_f) over a set of ā^j — for B^ℓ, j < ℓ, its input
 // ā^{ℓ−1} counted by what it adds over a plain a^{ℓ−1}: size[i] increasing, value[i] increasing. Past
 // maxCapPoints points, adjacent points are merged into the smaller size with the larger
 // value, which only overstates what a size can carry (so ρ* stays a lower bound).
-type turnKnapsack struct {
+type abarKnapsack struct {
 	size  []int64
 	value []float64
 	total float64 // Σ u_f^j over the items
@@ -37,13 +37,13 @@ type turnKnapsack struct {
 // ā^{ℓ−1} by what it adds over a plain a^{ℓ−1}; base, B^ℓ's memory without them), sfx[ℓ]
 // the turn's items j ∈ (ℓ, L] alone (ℓ = 1..L−1; its base unused).
 type recomputation struct {
-	b, sfx []turnKnapsack
+	b, sfx []abarKnapsack
 }
 
 func newRecomputation(c *instances.Chain) *recomputation {
 	n := c.Len()
-	r := &recomputation{b: make([]turnKnapsack, n+1), sfx: make([]turnKnapsack, n+1)}
-	plain := turnKnapsack{size: []int64{0}, value: []float64{0}} // items 1..ℓ−2, plain sizes
+	r := &recomputation{b: make([]abarKnapsack, n+1), sfx: make([]abarKnapsack, n+1)}
+	plain := abarKnapsack{size: []int64{0}, value: []float64{0}} // items 1..ℓ−2, plain sizes
 	for l := 1; l <= n; l++ {
 		st := c.Stage(l)
 		k := plain.clone()
@@ -68,7 +68,7 @@ func newRecomputation(c *instances.Chain) *recomputation {
 	// The turn's items from the top down: sfx[ℓ] holds j = ℓ+1..L.
 	if n >= 2 {
 		last := c.Stage(n - 1)
-		top := turnKnapsack{size: []int64{0}, value: []float64{0}}
+		top := abarKnapsack{size: []int64{0}, value: []float64{0}}
 		top.total = last.UF
 		top.add(last.ABar-min(last.A, last.ABar), last.UF)
 		r.sfx[n-2] = top
@@ -83,7 +83,7 @@ func newRecomputation(c *instances.Chain) *recomputation {
 	return r
 }
 
-func (k turnKnapsack) clone() turnKnapsack {
+func (k abarKnapsack) clone() abarKnapsack {
 	k.size, k.value = append([]int64(nil), k.size...), append([]float64(nil), k.value...)
 	return k
 }
@@ -141,35 +141,38 @@ func clampBytes(x float64) int64 {
 	return int64(max(-float64(instances.MaxBytes), min(x, float64(instances.MaxBytes))))
 }
 
-// add extends the set with one item of w bytes and value v.
-func (k *turnKnapsack) add(w int64, v float64) {
+// add extends the set with one item of w bytes and value v: the set and the set shifted by
+// the item are both sorted by size, so one merge keeps the Pareto points (at equal sizes
+// the larger value first, then every point that carries no more than the one before it
+// dropped).
+func (k *abarKnapsack) add(w int64, v float64) {
 	if v <= 0 {
 		return // no recomputation to save
 	}
-	type pt struct {
-		w int64
-		v float64
+	size := make([]int64, 0, 2*len(k.size))
+	value := make([]float64, 0, 2*len(k.size))
+	keep := func(s int64, x float64) {
+		if len(value) > 0 && x <= value[len(value)-1] {
+			return // dominated: no more value for at least as many bytes
+		}
+		size, value = append(size, s), append(value, x)
 	}
-	pts := make([]pt, 0, 2*len(k.size))
-	for i := range k.size {
-		pts = append(pts, pt{k.size[i], k.value[i]})
-		if s := k.size[i] + w; s >= k.size[i] && s <= instances.MaxBytes {
-			pts = append(pts, pt{s, k.value[i] + v})
+	i, j, n := 0, 0, len(k.size)
+	for i < n || j < n {
+		sj := k.size[min(j, n-1)] + w
+		if j < n && (sj < k.size[j] || sj > instances.MaxBytes) {
+			j = n // past MaxBytes (or wrapped): no larger set counts
+			continue
+		}
+		if j >= n || i < n && (k.size[i] < sj || k.size[i] == sj && k.value[i] >= k.value[j]+v) {
+			keep(k.size[i], k.value[i])
+			i++
+		} else {
+			keep(sj, k.value[j]+v)
+			j++
 		}
 	}
-	sort.Slice(pts, func(a, b int) bool {
-		if pts[a].w != pts[b].w {
-			return pts[a].w < pts[b].w
-		}
-		return pts[a].v > pts[b].v
-	})
-	k.size, k.value = k.size[:0], k.value[:0]
-	for _, p := range pts {
-		if len(k.value) > 0 && p.v <= k.value[len(k.value)-1] {
-			continue // dominated: no more value for at least as many bytes
-		}
-		k.size, k.value = append(k.size, p.w), append(k.value, p.v)
-	}
+	k.size, k.value = size, value
 	for len(k.size) > maxCapPoints {
 		m := 0
 		for i := 0; i < len(k.size); i += 2 {
@@ -183,7 +186,7 @@ func (k *turnKnapsack) add(w int64, v float64) {
 
 // carry is the most u_f a set of ā of at most room bytes (beyond base) can hold; −1 when even
 // the empty set does not fit.
-func (k turnKnapsack) carry(room int64) float64 {
+func (k abarKnapsack) carry(room int64) float64 {
 	if room < 0 {
 		return -1
 	}
@@ -192,9 +195,9 @@ func (k turnKnapsack) carry(room int64) float64 {
 }
 
 // fixpoint returns ρ*: the least ρ ≥ 0 with ρ ≥ total − carry(cap(ρ) − base), where cap(ρ)
-// is B^{L+1}'s memory limit (bytes, non-increasing in ρ) when ρ is computed after it. +Inf
-// when B^{L+1} cannot run at all.
-func (k turnKnapsack) fixpoint(cap func(rho float64) int64) float64 {
+// is the backward's memory limit (bytes, non-increasing in ρ) when ρ is computed after it;
+// +Inf when that backward cannot run at all.
+func (k abarKnapsack) fixpoint(cap func(rho float64) int64) float64 {
 	rho := 0.0
 	for range 256 {
 		v := k.carry(cap(rho) - k.base)
@@ -217,14 +220,18 @@ func (k turnKnapsack) fixpoint(cap func(rho float64) int64) float64 {
 type creditShape struct {
 	n              int
 	sumU, suf, sub float64
-	ubn            float64   // u_b^{L+1}
-	pf, pb         []float64 // Σ_{k≤j} u_f^k, Σ_{k≤j} u_b^k (j = 0..n)
-	rec            *recomputation
+	ubn            float64        // u_b^{L+1}
+	pf, pb         []float64      // Σ_{k≤j} u_f^k, Σ_{k≤j} u_b^k (j = 0..n)
+	rec            *recomputation // nil without the recomputation (LinkCreditOptions.NoRecompute)
 }
 
-func newCreditShape(c *instances.Chain) *creditShape {
+// newCreditShape returns c's prefix sums, and its knapsacks (rec) when withRec.
+func newCreditShape(c *instances.Chain, withRec bool) *creditShape {
 	n := c.Len()
-	s := &creditShape{n: n, sumU: c.ComputeTime(), pf: make([]float64, n+1), pb: make([]float64, n+1), rec: newRecomputation(c)}
+	s := &creditShape{n: n, sumU: c.ComputeTime(), pf: make([]float64, n+1), pb: make([]float64, n+1)}
+	if withRec {
+		s.rec = newRecomputation(c)
+	}
 	for l := 1; l <= n; l++ {
 		s.suf += c.Stage(l).UF
 		s.sub += c.Stage(l).UB

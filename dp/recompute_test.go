@@ -9,7 +9,7 @@ import (
 	"github.com/memsched/memsched/instances"
 )
 
-// TestTurnKnapsack: turnKnapsack.carry is the most value a set of items of at most room bytes
+// TestTurnKnapsack: abarKnapsack.carry is the most value a set of items of at most room bytes
 // holds — against every subset, byte and GiB scale, zero values and sizes — and past
 // maxCapPoints (merged pairs, forced by values proportional to sizes) at least it, never
 // less (ρ* must stay a lower bound).
@@ -27,7 +27,7 @@ func TestTurnKnapsack(t *testing.T) {
 			n = 13 + r.IntN(3)
 		}
 		w, v := make([]int64, n), make([]float64, n)
-		kn := turnKnapsack{size: []int64{0}, value: []float64{0}}
+		kn := abarKnapsack{size: []int64{0}, value: []float64{0}}
 		for i := range w {
 			w[i] = r.Int64N(1000) * scale
 			v[i] = float64(r.IntN(5)) * 0.25
