@@ -161,28 +161,15 @@ func TestCombinedZooGaps(t *testing.T) {
 	if dir == "" || in == "" || os.Getenv("MEMSCHED_COMBINED_GAPS_OUT") == "" {
 		t.Skip("MEMSCHED_COMBINED_TABLE_DIR, _TABLE_OUT and _GAPS_OUT not set (scripts/combined-zoo.sh)")
 	}
-	data, err := os.ReadFile(in)
-	require.NoError(t, err)
 	out, err := os.Create(os.Getenv("MEMSCHED_COMBINED_GAPS_OUT"))
 	require.NoError(t, err)
 	defer out.Close()
 	fmt.Fprintf(out, "chain\tbeta_GBps\tpct\tcombined_ms\tbound_ms\tbound_by\tcredit_seq_compute_ms\tcredit_seq_excess_MiB\tcredit_seq_strict_ms\n")
-	chains := map[string]*instances.Chain{}
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
-		f := strings.Split(line, "\t")
+	for _, p := range zooTableRows(t, dir, in) {
+		f, name, c, beta, budget, best := p.f, p.f[0], p.chain, p.beta, p.budget, p.best
 		if f[14] == "true" {
 			continue // proven optimal
 		}
-		name := f[0]
-		c := chains[name]
-		if c == nil {
-			c, err = instances.LoadChain(filepath.Join(dir, name+".json"))
-			require.NoError(t, err)
-			chains[name] = c
-		}
-		beta, _ := strconv.ParseFloat(f[2], 64)
-		budget, _ := strconv.ParseInt(f[4], 10, 64)
-		best, _ := strconv.ParseFloat(f[9], 64)
 		lc, err := dp.LinkCredit(c, budget, beta*1e9, dp.LinkCreditOptions{Upper: best / 1e3, Sequences: 1})
 		if err != nil || len(lc.Sequences) == 0 {
 			fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\t%s\t-\t-\t%v\n", name, f[2], f[3], f[9], f[11], f[12], err)
@@ -230,25 +217,12 @@ func TestCombinedZooCredit(t *testing.T) {
 		seconds, err = strconv.ParseFloat(v, 64)
 		require.NoError(t, err, "MEMSCHED_COMBINED_TABLE_SECONDS=%q", v)
 	}
-	data, err := os.ReadFile(in)
-	require.NoError(t, err)
 	out, err := os.Create(os.Getenv("MEMSCHED_COMBINED_CREDIT_OUT"))
 	require.NoError(t, err)
 	defer out.Close()
 	fmt.Fprintf(out, "chain\tbeta_GBps\tpct\tcombined_ms\tbound_ms\tbound_by\tlink_credit_ms\tnew_bound_ms\tratio\tproven\tseconds\n")
-	chains := map[string]*instances.Chain{}
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
-		f := strings.Split(line, "\t")
-		name := f[0]
-		c := chains[name]
-		if c == nil {
-			c, err = instances.LoadChain(filepath.Join(dir, name+".json"))
-			require.NoError(t, err)
-			chains[name] = c
-		}
-		beta, _ := strconv.ParseFloat(f[2], 64)
-		budget, _ := strconv.ParseInt(f[4], 10, 64)
-		best, _ := strconv.ParseFloat(f[9], 64)
+	for _, p := range zooTableRows(t, dir, in) {
+		f, name, c, beta, budget, best := p.f, p.f[0], p.chain, p.beta, p.budget, p.best
 		old, _ := strconv.ParseFloat(f[11], 64)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(seconds*float64(time.Second)))
 		start := time.Now()
@@ -273,4 +247,41 @@ func TestCombinedZooCredit(t *testing.T) {
 		fmt.Fprint(out, row)
 		t.Log(strings.TrimSpace(row), strings.Join(r.notes, "; "))
 	}
+}
+
+// zooTableRow is one point of the zoo table (TestCombinedZooTable's TSV): its fields, its
+// chain (loaded from dir, once per name), bandwidth in GB/s, budget in bytes and best verified
+// makespan in ms.
+type zooTableRow struct {
+	f      []string
+	chain  *instances.Chain
+	beta   float64
+	budget int64
+	best   float64
+}
+
+// zooTableRows reads the zoo table at path, its chains from dir.
+func zooTableRows(t *testing.T, dir, path string) []zooTableRow {
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	chains := map[string]*instances.Chain{}
+	var rows []zooTableRow
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+		f := strings.Split(line, "\t")
+		c := chains[f[0]]
+		if c == nil {
+			c, err = instances.LoadChain(filepath.Join(dir, f[0]+".json"))
+			require.NoError(t, err)
+			chains[f[0]] = c
+		}
+		r := zooTableRow{f: f, chain: c}
+		r.beta, err = strconv.ParseFloat(f[2], 64)
+		require.NoError(t, err, line)
+		r.budget, err = strconv.ParseInt(f[4], 10, 64)
+		require.NoError(t, err, line)
+		r.best, err = strconv.ParseFloat(f[9], 64)
+		require.NoError(t, err, line)
+		rows = append(rows, r)
+	}
+	return rows
 }
