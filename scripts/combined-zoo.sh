@@ -15,17 +15,7 @@ BIN=${MEMSCHED:-bin/memsched}
 OUT=out/combined-zoo
 mkdir -p "$OUT"
 [ -x "$BIN" ] || go build -tags "${TAGS:-highs lpsolve}" -o "$BIN" ./cmd/memsched
-declare -A GEN=(
-  [resnet50]="resnet --depth 50"
-  [resnet101]="resnet --depth 101"
-  [resnet152]="resnet --depth 152"
-  [inception3]="inception"
-  [vgg19]="vgg --depth 19"
-  [gpt2-12]="gpt2 --layers 12"
-  [bert-24]="bert --layers 24"
-  [densenet121]="densenet --depth 121"
-  [densenet201]="densenet --depth 201"
-)
+source scripts/zoo-chains.sh # GEN: the chains and their `gen zoo` arguments
 CHAINS=${COMBINED_ZOO_CHAINS:-resnet50 resnet101 resnet152 inception3 vgg19 gpt2-12 bert-24 densenet121 densenet201}
 TSV=out/combined-zoo.tsv
 LOAD=out/combined-zoo.load
