@@ -8,7 +8,8 @@
 # point (report.TestCombinedZooTable). Rows in out/combined-zoo.tsv, the load average before
 # and after each chain in out/combined-zoo.load. Run it niced on a shared machine:
 #   nice scripts/combined-zoo.sh
-# Environment: COMBINED_ZOO_CHAINS (names below, default all), COMBINED_ZOO_PCTS ("10 25 50 75").
+# Environment: COMBINED_ZOO_CHAINS (names below, default all), COMBINED_ZOO_PCTS ("10 25 50 75"),
+# COMBINED_ZOO_OUT (the rows' file, default out/combined-zoo.tsv; the gaps go beside it, -gaps.tsv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${MEMSCHED:-bin/memsched}
@@ -17,8 +18,9 @@ mkdir -p "$OUT"
 [ -x "$BIN" ] || go build -tags "${TAGS:-highs lpsolve}" -o "$BIN" ./cmd/memsched
 source scripts/zoo-chains.sh # GEN: the chains and their `gen zoo` arguments
 CHAINS=${COMBINED_ZOO_CHAINS:-resnet50 resnet101 resnet152 inception3 vgg19 gpt2-12 bert-24 densenet121 densenet201}
-TSV=out/combined-zoo.tsv
-LOAD=out/combined-zoo.load
+TSV=${COMBINED_ZOO_OUT:-out/combined-zoo.tsv}
+LOAD=${TSV%.tsv}.load
+GAPS=${TSV%.tsv}-gaps.tsv
 printf 'chain\tstages\tbeta_GBps\tpct\tbudget_B\tsum_u_ms\tremat_ms\tact_ms\tact_maps\tcombined_ms\tcombined_by\tbound_ms\tbound_by\tratio\tproven\tlink_credit_ms\tmilp_ms\tseconds\n' >"$TSV"
 : >"$LOAD"
 go test -tags "${TAGS:-highs lpsolve}" -c -o "$OUT/report.test" ./report/
@@ -31,9 +33,9 @@ for name in $CHAINS; do
     "$OUT/report.test" -test.run 'TestCombinedZooTable$' -test.timeout 4h -test.v | grep -v '^=== ' || exit 1
   echo "$name after: $(cat /proc/loadavg)" >>"$LOAD"
 done
-# Why each open point is open: the link credit's own sequence, scheduled (out/combined-zoo-gaps.tsv).
-MEMSCHED_COMBINED_TABLE_DIR=$OUT MEMSCHED_COMBINED_TABLE_OUT=$TSV MEMSCHED_COMBINED_GAPS_OUT=out/combined-zoo-gaps.tsv \
+# Why each open point is open: the link credit's own sequence, scheduled ($GAPS).
+MEMSCHED_COMBINED_TABLE_DIR=$OUT MEMSCHED_COMBINED_TABLE_OUT=$TSV MEMSCHED_COMBINED_GAPS_OUT=$GAPS \
   "$OUT/report.test" -test.run 'TestCombinedZooGaps$' -test.timeout 4h -test.v | grep -v '^=== ' || exit 1
-echo "wrote $TSV ($LOAD: load averages) and out/combined-zoo-gaps.tsv"
+echo "wrote $TSV ($LOAD: load averages) and $GAPS"
 # The markdown of docs/remat-offload.md's table, counts and reasons.
-python3 scripts/combined_zoo_table.py "$TSV" out/combined-zoo-gaps.tsv
+python3 scripts/combined_zoo_table.py "$TSV" "$GAPS"
