@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/memsched/memsched/dp"
@@ -53,64 +52,104 @@ func (r *creditRun) abandon() {
 	<-r.done
 }
 
-// wait adds the bound to lr once it is computed (or its notes: stopped, out of reach). A
-// table out of reach of its half of the memory limit is built again after the strategies,
-// as linkCreditBound builds it, with all of the limit and the fastest row as its upper end —
-// which is how it was built before it ran beside them: DenseNet-201 at 10 %, 12 GB/s needs
-// 62 M breakpoints from pofo's makespan, more than half the limit holds, and without this the
-// 60 s zoo table fell from the link credit's 127.46 ms to Σu (104.97 ms, bracket 1.254).
+// wait adds the bound to lr once it is computed (or its notes: stopped, out of reach), as
+// finish makes it with lr's fastest feasible row.
 func (r *creditRun) wait(ctx context.Context, in Input, lr *LeverReport, budget int64) {
-	<-r.done
-	r.cancel()
-	if !r.outOfReach || ctx.Err() != nil {
-		if r.ok {
-			addBound(lr, r.bound, "link credit")
-			closeCredit(ctx, in, lr, budget)
-		}
-		lr.Notes = append(lr.Notes, r.notes...)
-		return
+	res := r.finish(ctx, in, budget, bestFeasible(lr.Rows, 0))
+	if res.ok {
+		addBound(lr, res.bound, "link credit")
 	}
-	for _, n := range r.notes {
-		lr.Notes = append(lr.Notes, n+"; built again after the strategies with all of the memory limit")
-	}
-	// Out of reach of half the memory limit: the exact table again with all of it; a thinned
-	// bound in hand stands when that one does not end.
-	before := len(lr.Bounds)
-	linkCreditBound(ctx, in, lr, budget, !r.ok)
-	if r.ok && len(lr.Bounds) == before {
-		addBound(lr, r.bound, "link credit")
-	}
+	lr.Notes = append(lr.Notes, res.notes...)
 }
 
-// closeCredit decides whether the fastest row is optimal when the link credit, computed beside
-// the strategies from an earlier upper end, ended within its whole-tensor bisection's 10⁻⁶
-// below it: the bisection's last probe, just below the upper end it was given, can prove that
-// end optimal but not a faster schedule found after it (BERT, 24 blocks, at 10 %, 12 GB/s:
-// "optimum in [7159.21 ms, 7159.21 ms]", 7159.2077 against pofo's 7159.2117 ms). One more
-// run from the bound to that row, its fluid table pruned at the bound (nothing fits below
-// it), whose last probe lies 5·10⁻¹⁰ below the row, settles it; its bound replaces the old
-// when higher.
-func closeCredit(ctx context.Context, in Input, lr *LeverReport, budget int64) {
-	best := bestFeasible(lr.Rows, 0)
-	i := slices.IndexFunc(lr.Bounds, func(b Bound) bool { return b.Name == "link credit" })
-	if best == 0 || i < 0 || ctx.Err() != nil {
-		return
+// finish waits for the computation (stopping it when ctx ends first) and completes it with
+// best, the fastest verified makespan now at hand (0: none). A table out of reach of its half
+// of the memory limit is built again, as linkCredit builds it, with all of the limit and best
+// as its upper end — which is how it was built before it ran beside the strategies:
+// DenseNet-201 at 10 %, 12 GB/s needs 62 M breakpoints from pofo's makespan, more than half
+// the limit holds, and without this the 60 s zoo table fell from the link credit's 127.46 ms
+// to Σu (104.97 ms, bracket 1.254); a thinned bound in hand stands when that one does not end.
+// A bound just below best gets closeBound's probe.
+func (r *creditRun) finish(ctx context.Context, in Input, budget int64, best float64) creditResult {
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		r.cancel()
+		<-r.done
 	}
-	v := lr.Bounds[i].Value
-	if v >= best*(1-closeTol) || v < best*(1-2e-6) {
-		return // proven already, or farther than the bisection's tolerance
+	r.cancel()
+	res := r.creditResult
+	if !res.outOfReach || ctx.Err() != nil || best == 0 {
+		if res.ok {
+			res.bound = closeBound(ctx, in, budget, res.bound, best)
+		}
+		return res
+	}
+	notes := make([]string, 0, len(res.notes))
+	for _, n := range res.notes {
+		notes = append(notes, n+"; built again after the strategies with all of the memory limit")
+	}
+	again := linkCredit(ctx, in, budget, best, memoryLimit(in), !res.ok)
+	again.notes = append(notes, again.notes...)
+	if !again.ok && res.ok {
+		again.bound, again.ok = res.bound, true
+	}
+	return again
+}
+
+// closeBound decides whether best, the fastest verified makespan, is optimal when the link
+// credit b, computed beside the strategies from an earlier upper end, ended within its
+// whole-tensor bisection's 10⁻⁶ below it: the bisection's last probe, just below the upper end
+// it was given, can prove that end optimal but not a faster schedule found after it (BERT, 24
+// blocks, at 10 %, 12 GB/s: "optimum in [7159.21 ms, 7159.21 ms]", 7159.2077 against pofo's
+// 7159.2117 ms). One more run from the bound to best, its fluid table pruned at the bound
+// (nothing fits below it), whose last probe lies 5·10⁻¹⁰ below best, settles it; its bound
+// replaces b's value when higher.
+func closeBound(ctx context.Context, in Input, budget int64, b Bound, best float64) Bound {
+	v := b.Value
+	if best == 0 || ctx.Err() != nil || v >= best*(1-closeTol) || v < best*(1-2e-6) {
+		return b // nothing to close, proven already, or farther than the bisection's tolerance
 	}
 	start := time.Now()
 	r, err := dp.LinkCredit(in.Chain, budget, in.Bandwidth, dp.LinkCreditOptions{Upper: best, Prune: v, Whole: true,
 		Exact: dp.ExactOptions{MaxBreakpoints: in.MaxBreakpoints, MaxMemory: memoryLimit(in), Stop: ctx.Done()}})
 	if err != nil || r.Bound <= v || r.Bound > best {
-		return // stopped, out of reach or no higher: the bound stands
+		return b // stopped, out of reach or no higher: the bound stands
 	}
-	b := &lr.Bounds[i]
 	b.Value = r.Bound
 	b.Seconds += time.Since(start).Seconds()
-	b.Note += fmt.Sprintf("; then a probe just below the fastest row (%s), found after the credit started", instances.FormatDuration(best))
+	b.Note += fmt.Sprintf("; then a probe just below the fastest schedule (%s), found after the credit started", instances.FormatDuration(best))
+	return b
 }
+
+// LinkCreditRun is the link-credit bound (dp.LinkCredit: global, every strict schedule of the
+// combined model) computed in the background the way certify's combined lever computes it —
+// a thinned table, then the exact one with its whole-tensor probes (linkCredit) — for a
+// caller that runs the lever's strategies itself (the remat-offload command).
+type LinkCreditRun struct {
+	run    *creditRun
+	in     Input
+	budget int64
+}
+
+// StartLinkCredit starts the link credit at budget below upper, a verified makespan of the
+// combined model there, within ctx, its tables capped at maxMemory (the caller's other work
+// keeps the rest of in's memory limit); in gives the chain, the bandwidth and the caps.
+func StartLinkCredit(ctx context.Context, in Input, budget int64, upper float64, maxMemory int64) *LinkCreditRun {
+	return &LinkCreditRun{run: startLinkCredit(ctx, in, budget, upper, maxMemory), in: in, budget: budget}
+}
+
+// Wait returns the bound (ok) and the notes (stopped, out of reach, built again) once the
+// computation ends, stopping it when ctx ends first; best is the fastest verified makespan at
+// hand now (0: none), the upper end of a table built again with all of in's memory limit and
+// of the probe that can prove it optimal.
+func (r *LinkCreditRun) Wait(ctx context.Context, best float64) (b Bound, ok bool, notes []string) {
+	res := r.run.finish(ctx, r.in, r.budget, best)
+	return res.bound, res.ok, res.notes
+}
+
+// Abandon stops the computation and waits for it to end.
+func (r *LinkCreditRun) Abandon() { r.run.abandon() }
 
 // closeTol is how close to a verified schedule a bound proves it optimal (Summarize's 10⁻⁹).
 const closeTol = 1e-9
@@ -151,7 +190,7 @@ func linkCreditBound(ctx context.Context, in Input, lr *LeverReport, budget int6
 // never larger).
 func linkCredit(ctx context.Context, in Input, budget int64, upper float64, maxMemory int64, thinFirst bool) creditResult {
 	if ctx.Err() != nil {
-		return creditResult{notes: []string{"link credit: not run, no time left in the lever's share"}}
+		return creditResult{notes: []string{"link credit: not run, no time left in its share"}}
 	}
 	start := time.Now()
 	var res creditResult
@@ -221,15 +260,19 @@ func creditOutcome(r dp.LinkCreditResult, err error, start time.Time) creditResu
 	case errors.As(err, &se):
 		return creditResult{notes: []string{"link credit: not run: " + se.Reason()}}
 	case errors.Is(err, dp.ErrStopped):
-		return creditResult{notes: []string{fmt.Sprintf("link credit: stopped at the end of the lever's time share (%.1f s)", time.Since(start).Seconds())}}
+		return creditResult{notes: []string{fmt.Sprintf("link credit: stopped at the end of its time share (%.1f s)", time.Since(start).Seconds())}}
 	case errors.As(err, &be), errors.As(err, &tl):
 		return creditResult{notes: []string{"link credit: out of reach: " + err.Error()}, outOfReach: true}
 	case err != nil:
 		// ErrLinkCreditUpper: the relaxation contradicts a verified schedule — a bug, never a bound.
 		return creditResult{notes: []string{"link credit: " + err.Error() + " (dropped)"}}
 	}
+	note := dp.LinkCreditCertificate
+	if r.Stats.Breakpoints > 0 || r.Probes > 0 {
+		note += fmt.Sprintf("; C_FL with phase budgets (%d breakpoints), fluid credits %s, whole tensors %d tables", r.Stats.Breakpoints, instances.FormatDuration(r.Fluid), r.Probes)
+	}
 	return creditResult{bound: Bound{Name: "link credit", Kind: DPRelaxation, Value: r.Bound, Seconds: time.Since(start).Seconds(),
-		Note: dp.LinkCreditCertificate}, ok: true}
+		Note: note}, ok: true}
 }
 
 // strictShare is the part of what is left of the lever's share the exhaustive search of

@@ -137,7 +137,6 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 			rematUp = actRow.Makespan
 		}
 	}
-	quick := func(st leverro.Strategy) bool { return st.Name != "pofo" && !st.Direct() }
 	for _, pass := range []bool{true, false} {
 		if !pass && credit == nil && ctx.Err() == nil {
 			if upper := bestFeasible(lr.Rows, rematUp); upper > 0 {
@@ -146,7 +145,7 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 			}
 		}
 		for _, st := range leverro.Strategies {
-			if quick(st) == pass {
+			if st.Quick() == pass {
 				if err := cs.run(ctx, st, &lr); err != nil {
 					if credit != nil {
 						credit.abandon()

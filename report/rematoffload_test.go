@@ -403,7 +403,7 @@ func TestPofoRunsSeedSequenceOffload(t *testing.T) {
 	assert.Equal(t, seqs[1].Sequence(), got[1].Sequence())
 }
 
-// TestCloseCredit: a link credit that ended within its bisection's 10⁻⁶ below a schedule found
+// TestCloseCredit (closeBound): a link credit that ended within its bisection's 10⁻⁶ below a schedule found
 // after it started is settled by one more probe just below that schedule — GPT-2 of 4 blocks
 // at 25 %, 12 GB/s, whose optimum is pofo's 2050.011 ms (TestCertifyProvesSmallTransformers);
 // a bound farther below than that, or one already at the schedule, is left alone.
@@ -419,15 +419,13 @@ func TestCloseCredit(t *testing.T) {
 		below  float64 // the bound's place below best
 		closes bool
 	}{{1e-6, true}, {1.9e-6, true}, {1e-5, false}, {0, false}} {
-		got := LeverReport{Rows: []Row{{Strategy: "x", Feasible: true, Makespan: best}},
-			Bounds: []Bound{{Name: "link credit", Value: best * (1 - tc.below)}}}
-		closeCredit(context.Background(), in, &got, in.Budget)
+		got := closeBound(context.Background(), in, in.Budget, Bound{Name: "link credit", Value: best * (1 - tc.below)}, best)
 		if tc.closes {
-			assert.GreaterOrEqual(t, got.Bounds[0].Value, best*(1-closeTol), "%g below", tc.below)
-			assert.LessOrEqual(t, got.Bounds[0].Value, best)
-			assert.Contains(t, got.Bounds[0].Note, "a probe just below the fastest row")
+			assert.GreaterOrEqual(t, got.Value, best*(1-closeTol), "%g below", tc.below)
+			assert.LessOrEqual(t, got.Value, best)
+			assert.Contains(t, got.Note, "a probe just below the fastest schedule")
 		} else {
-			assert.Equal(t, best*(1-tc.below), got.Bounds[0].Value, "%g below: left alone", tc.below)
+			assert.Equal(t, best*(1-tc.below), got.Value, "%g below: left alone", tc.below)
 		}
 	}
 }

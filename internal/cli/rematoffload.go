@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,6 +20,7 @@ import (
 	leverro "github.com/memsched/memsched/lever/rematoffload"
 	"github.com/memsched/memsched/milp"
 	"github.com/memsched/memsched/milp/combinedlb"
+	"github.com/memsched/memsched/report"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify/oracle"
 )
@@ -140,7 +142,9 @@ timing by verify/combined (makespan). Inputs the plan offloads are kept, one at 
 that shortens the strict schedule (kept_by_polish; --no-polish to skip). sequence-offload builds
 schedules outside the class (no plan): 004 sequences with any stored tensor offloaded. Bounds:
 Σ(u_f+u_b) and the link credit (dp.LinkCredit: the budget plus what one link can keep away
-around each operation; lower_bounds.link_credit) bound every schedule; with --slots exact the
+around each operation; lower_bounds.link_credit, computed as certify computes it, beside pofo
+and sequence-offload from the quick heuristics' fastest schedule) bound every schedule; with
+--slots exact the
 optimum of the class in the fluid model without the turn's idle bounds the class's strict
 schedules only (docs/remat-offload.md); the relaxation MILP (milp/combinedlb) bounds every
 schedule (lower_bounds.milp). An infeasible budget is a result, not an error. --time-limit covers
@@ -166,7 +170,7 @@ each C_MP table of the heuristics: what they stop is a note in the output, never
 	f.IntVar(&o.LinkSlots, "link-slots", 0, "the DP's grid for queued and backlogged bytes, coarser than --slots (0: the same)")
 	f.IntVar(&o.MaxStates, "max-states", 0, "cap on the DP's states (0: 20000000); above it the DP stops with an error")
 	f.BoolVar(&o.NoPolish, "no-polish", false, "re-time each algorithm's plan as it is (by default inputs it offloads are kept while that shortens the strict schedule)")
-	f.Float64Var(&o.TimeLimit, "time-limit", 60, "wall-time budget in seconds of the whole command, every table included: the algorithms share it (each an equal share of what is left), one still searching at the end of its share stops and its row says so; the relaxation MILP and the class bound get what is left")
+	f.Float64Var(&o.TimeLimit, "time-limit", 60, "wall-time budget in seconds of the whole command, every table included: the algorithms share it (the quick heuristics first, each an equal share of what is left), one still searching at the end of its share stops and its row says so; the link credit runs beside pofo and sequence-offload (with half of --max-memory) and, when the relaxation MILP follows, stops at half of what they leave; the MILP and the class bound get the rest")
 	addMaxMemoryFlag(f, &o.maxMemory)
 	f.StringVar(&o.Solver, "solver", "", "MILP backend of the relaxation: highs|lpsolve (default: the best compiled in)")
 	f.BoolVar(&o.NoMILP, "no-milp", false, "skip the relaxation MILP")
@@ -247,11 +251,25 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 		}
 	}
 	opt := leverro.Options{Slots: slots, Exact: exact, Inner: inner, LinkSlots: o.LinkSlots, MaxStates: o.MaxStates, NoPolish: o.NoPolish, Deadline: deadline, MaxMemory: maxMem}
-	rep, err := RunRematOffload(c, source, budget, beta, algos, opt)
+	// The link credit runs beside the algorithms that search (as certify's combined lever runs
+	// it), from the fastest verified makespan of the quick heuristics, with half the memory
+	// limit: after them it did not start within --time-limit 10 on DenseNet-201 at 10 %.
+	var credit *report.LinkCreditRun
+	startCredit := func(upper float64) bool {
+		if ctx.Err() != nil || upper <= c.ComputeTime()*(1+1e-9) {
+			return false
+		}
+		credit = report.StartLinkCredit(ctx, report.Input{Chain: c, Bandwidth: beta, MaxMemory: maxMem}, budget, upper, maxMem/2)
+		return true
+	}
+	rep, err := RunRematOffload(c, source, budget, beta, algos, opt, startCredit)
 	if err != nil {
+		if credit != nil {
+			credit.Abandon()
+		}
 		return err
 	}
-	if err := comboGlobalBounds(ctx, rep, c, budget, beta, solvers, maxMem); err != nil {
+	if err := comboGlobalBounds(ctx, rep, c, budget, beta, solvers, maxMem, credit); err != nil {
 		return err
 	}
 	if io.JSON {
@@ -260,12 +278,16 @@ func runRematOffload(o *RematOffloadOptions, io *IO) error {
 	return printRematOffload(io, rep)
 }
 
-// comboGlobalBounds adds the link credit, the exhaustive search (short chains) and the
-// relaxation MILP (with solvers) to rep, within ctx. A verified schedule at Σ(u_f+u_b) is
-// optimal: then none is run, each saying so (on 2001 stages the MILP took 13 s to find its
-// model too large, after sequence-offload had met Σu in 0.3 s).
-func comboGlobalBounds(ctx context.Context, rep *ComboReport, c *instances.Chain, budget int64, beta float64, solvers []milp.Solver, maxMem int64) error {
+// comboGlobalBounds adds the link credit (credit, when it was started beside the algorithms),
+// the exhaustive search (short chains) and the relaxation MILP (with solvers) to rep, within
+// ctx. A verified schedule at Σ(u_f+u_b) is optimal: then none is run, each saying so (on 2001
+// stages the MILP took 13 s to find its model too large, after sequence-offload had met Σu in
+// 0.3 s).
+func comboGlobalBounds(ctx context.Context, rep *ComboReport, c *instances.Chain, budget int64, beta float64, solvers []milp.Solver, maxMem int64, credit *report.LinkCreditRun) error {
 	if up := comboUpper(rep); up > 0 && up <= *rep.LowerBounds.SumU.Value*(1+1e-9) {
+		if credit != nil {
+			credit.Abandon()
+		}
 		const why = "not run: a verified schedule meets Σ(u_f+u_b), proven optimal"
 		rep.LowerBounds.LinkCredit = &ComboBound{Scope: "global", CertifiedBy: dp.LinkCreditCertificate, Note: why}
 		if c.Len() <= oracle.MaxStrictStages {
@@ -282,7 +304,7 @@ func comboGlobalBounds(ctx context.Context, rep *ComboReport, c *instances.Chain
 	if solvers != nil {
 		lctx, lcancel = shareOf(ctx, 0.5)
 	}
-	err := comboLinkCredit(lctx, rep, c, budget, beta, maxMem)
+	err := comboLinkCredit(lctx, rep, c, budget, beta, maxMem, credit)
 	lcancel()
 	if err != nil {
 		return err
@@ -298,8 +320,11 @@ func comboGlobalBounds(ctx context.Context, rep *ComboReport, c *instances.Chain
 	return nil
 }
 
-// RunRematOffload runs the algorithms and computes the bounds.
-func RunRematOffload(c *instances.Chain, source string, budget int64, beta float64, algos []string, opt leverro.Options) (*ComboReport, error) {
+// RunRematOffload runs the algorithms and computes the class bound. The quick heuristics
+// (leverro.Strategy.Quick) run first, their fastest verified makespan then goes to started
+// (nil: none), which starts work beside the others and says whether it did (then they get half
+// of opt.MaxMemory), and the rows keep the order of algos.
+func RunRematOffload(c *instances.Chain, source string, budget int64, beta float64, algos []string, opt leverro.Options, started func(upper float64) bool) (*ComboReport, error) {
 	rep := &ComboReport{Chain: source, Stages: c.Len(), Budget: budget, Bandwidth: beta}
 	sumU := c.ComputeTime()
 	rep.LowerBounds = ComboBounds{
@@ -308,8 +333,23 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		Best:   sumU,
 		BestBy: "sum_u",
 	}
-	for i, a := range algos {
+	order := make([]string, 0, len(algos))
+	for _, pass := range []bool{true, false} {
+		for _, a := range algos {
+			if st, _ := leverro.Lookup(a); st.Quick() == pass {
+				order = append(order, a)
+			}
+		}
+	}
+	begun := started == nil
+	for i, a := range order {
 		st, _ := leverro.Lookup(a)
+		if !begun && !st.Quick() {
+			begun = true
+			if up := comboUpper(rep); up > 0 && started(up) && opt.MaxMemory > 0 {
+				opt.MaxMemory /= 2
+			}
+		}
 		start := time.Now()
 		if passed(opt.Deadline) {
 			rep.Results = append(rep.Results, ComboResult{Algo: a, Note: "not run: the time limit (--time-limit) was spent"})
@@ -377,6 +417,11 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		}
 		rep.Results = append(rep.Results, res)
 	}
+	pos := make(map[string]int, len(algos))
+	for i, a := range algos {
+		pos[a] = i
+	}
+	slices.SortStableFunc(rep.Results, func(a, b ComboResult) int { return cmp.Compare(pos[a.Algo], pos[b.Algo]) })
 	// The class bound after the algorithms: the rows are what the user asked for, the bound
 	// gets the time they leave.
 	if opt.Exact {
@@ -562,74 +607,41 @@ func comboMILP(ctx context.Context, rep *ComboReport, c *instances.Chain, budget
 	return nil
 }
 
-// comboLinkCredit computes the link-credit bound (dp.LinkCredit: global) with the fastest
-// verified makespan of the report as its upper end, reports it as lower_bounds.link_credit
-// and takes it as the ratios' reference when above the others. A verified makespan below it
-// is a bug, never printed.
-func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, budget int64, beta float64, maxMemory int64) error {
+// comboLinkCredit reports the link-credit bound (dp.LinkCredit: global) as
+// lower_bounds.link_credit, computed as certify computes it (report.StartLinkCredit: a thinned
+// table, then the exact one with its whole-tensor probes) — by credit when it was started
+// beside the algorithms, here otherwise, with the fastest verified makespan of the report as
+// its upper end — and takes it as the ratios' reference when above the others. A verified
+// makespan below it is a bug, never printed.
+func comboLinkCredit(ctx context.Context, rep *ComboReport, c *instances.Chain, budget int64, beta float64, maxMemory int64, credit *report.LinkCreditRun) error {
 	upper := comboUpper(rep)
 	if upper == 0 {
+		if credit != nil {
+			credit.Abandon()
+		}
 		return nil
 	}
 	lc := &ComboBound{Scope: "global", CertifiedBy: dp.LinkCreditCertificate}
 	rep.LowerBounds.LinkCredit = lc
-	if ctx.Err() != nil {
-		lc.Note = "not run: the time limit (--time-limit) was spent by the algorithms"
-		return nil
-	}
-	start := time.Now()
-	// A thinned table first (dp.LinkCreditThinOfSumU, as certify): its bound stands when the
-	// exact one does not end (DenseNet-201 at 10 %: 3.1 s against 7.7 s) or meets upper.
-	thin := dp.LinkCreditThinOfSumU * c.ComputeTime()
-	tr, terr := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Thin: thin, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
-	thinned := terr == nil && thin > 0
-	if thinned && tr.Stats.Breakpoints > 0 && tr.Bound >= upper*(1-1e-12) {
-		return comboThinnedBound(rep, lc, tr, thin, start, "it meets the fastest result")
-	}
-	// The exact fluid table pruned at the thinned bound plus a margin (the cutoff sets its
-	// size): where nothing fits below that, it is the fluid bound; the whole-tensor probes
-	// still search up to upper.
-	exactUpper := upper
-	if thinned {
-		exactUpper = min(upper, tr.Bound+dp.LinkCreditExactMargin*thin)
-	}
-	r, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: upper, Prune: exactUpper, Whole: true, Exact: dp.ExactOptions{MaxMemory: maxMemory, Stop: ctx.Done()}})
-	if err != nil && thinned && !errors.Is(err, dp.ErrLinkCreditUpper) {
-		return comboThinnedBound(rep, lc, tr, thin, start, "the exact table did not end: "+err.Error())
-	}
-	var be *dp.BreakpointError
-	var tl *dp.TooLargeError
-	var se *dp.LinkCreditScopeError
-	switch {
-	case errors.As(err, &se):
-		// A scope, not a failure: it made remat-offload --algo all exit on a 400-stage chain.
-		lc.Note = "not run: " + se.Reason()
-		return nil
-	case errors.Is(err, dp.ErrStopped):
-		lc.Note = fmt.Sprintf("stopped at the time limit (--time-limit) after %.2f s", time.Since(start).Seconds())
-		return nil
-	case errors.As(err, &be), errors.As(err, &tl):
-		lc.Note = "out of reach: " + err.Error()
-		return nil
-	case err != nil:
-		return fmt.Errorf("remat-offload: link credit: %w", err)
-	}
-	if r.Stats.Breakpoints == 0 && r.Probes == 0 {
-		lc.Note = "the fastest schedule meets Σu: nothing left to bound"
-	} else {
-		lc.Note = fmt.Sprintf("%.2f s, exact C_FL with phase budgets (%d breakpoints), fluid credits %s, whole tensors %d tables", time.Since(start).Seconds(), r.Stats.Breakpoints, instances.FormatDuration(r.Fluid), r.Probes)
-		if exactUpper < upper {
-			lc.Note += fmt.Sprintf("; pruned at %s (the thinned bound %s + %d × %s)", instances.FormatDuration(exactUpper), instances.FormatDuration(tr.Bound), dp.LinkCreditExactMargin, instances.FormatDuration(thin))
+	if credit == nil {
+		if ctx.Err() != nil {
+			lc.Note = "not run: the time limit (--time-limit) was spent by the algorithms"
+			return nil
 		}
+		credit = report.StartLinkCredit(ctx, report.Input{Chain: c, Bandwidth: beta, MaxMemory: maxMemory}, budget, upper, maxMemory)
 	}
-	return comboCreditValue(rep, lc, r.Bound)
-}
-
-// comboThinnedBound sets lc to the thinned link-credit table's bound r (frontiers thinned by
-// thin seconds), why it stands, and the ratios.
-func comboThinnedBound(rep *ComboReport, lc *ComboBound, r dp.LinkCreditResult, thin float64, start time.Time, why string) error {
-	lc.Note = fmt.Sprintf("%.2f s, C_FL with phase budgets, frontiers thinned by %s (a lower bound on the exact table's; %d breakpoints): %s", time.Since(start).Seconds(), instances.FormatDuration(thin), r.Stats.Breakpoints, why)
-	return comboCreditValue(rep, lc, r.Bound)
+	b, ok, notes := credit.Wait(ctx, upper)
+	for i, n := range notes {
+		notes[i] = strings.TrimPrefix(n, "link credit: ")
+	}
+	if !ok {
+		lc.Note = strings.Join(notes, "; ")
+		return nil
+	}
+	// CertifiedBy holds the certificate; the note says how this bound was computed.
+	how := strings.TrimPrefix(strings.TrimPrefix(b.Note, dp.LinkCreditCertificate), "; ")
+	lc.Note = strings.Join(append([]string{fmt.Sprintf("%.2f s, %s", b.Seconds, how)}, notes...), "; ")
+	return comboCreditValue(rep, lc, b.Value)
 }
 
 // comboCreditValue records the link credit's bound v in lc and as the best bound when it is,

@@ -285,8 +285,8 @@ func TestRematOffloadThinnedLinkCredit(t *testing.T) {
 	require.NotNil(t, lc)
 	require.NotNil(t, lc.Value, lc.Note)
 	assert.InDelta(t, *rep.Results[0].Makespan, *lc.Value, 1e-9**lc.Value)
-	assert.Contains(t, lc.Note, "frontiers thinned by")
-	assert.Contains(t, lc.Note, "it meets the fastest result")
+	assert.Contains(t, lc.Note, "thinned table (frontiers within")
+	assert.Contains(t, lc.Note, "it meets the fastest schedule at hand")
 
 	code, out, stderr = run(t, "remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--algo", "pofo", "--no-milp", "--json")
 	require.Equal(t, 0, code, stderr)
@@ -296,5 +296,39 @@ func TestRematOffloadThinnedLinkCredit(t *testing.T) {
 	require.NotNil(t, lc)
 	require.NotNil(t, lc.Value, lc.Note)
 	assert.InDelta(t, 0.0436200, *lc.Value, 1e-6*0.0436) // within the whole-tensor bisection's 10⁻⁶
-	assert.Contains(t, lc.Note, "exact C_FL with phase budgets")
+	assert.Contains(t, lc.Note, "C_FL with phase budgets (31 breakpoints)")
+	assert.Contains(t, lc.Note, "the exact fluid table pruned at")
+}
+
+// TestRematOffloadQuickFirst: RunRematOffload runs the quick heuristics first and hands their
+// fastest verified makespan to the work started beside the others (the link credit) before
+// pofo and sequence-offload, which then get half the memory limit; the rows keep the order
+// asked for. Without quick heuristics nothing is started beside them.
+func TestRematOffloadQuickFirst(t *testing.T) {
+	c := instances.Toy()
+	const budget, beta = 80 << 20, 1e9
+	algos := []string{"pofo", "remat-then-offload", "offload-then-remat", "sequence-offload"}
+	var uppers []float64
+	rep, err := RunRematOffload(c, "toy", budget, beta, algos, leverro.Options{MaxMemory: 1 << 30}, func(upper float64) bool {
+		uppers = append(uppers, upper)
+		return true
+	})
+	require.NoError(t, err)
+	got := make([]string, len(rep.Results))
+	for i, r := range rep.Results {
+		got[i] = r.Algo
+	}
+	assert.Equal(t, algos, got, "the rows in the order asked for")
+	require.Len(t, uppers, 1)
+	quick := min(*rep.Results[1].Makespan, *rep.Results[2].Makespan)
+	assert.Equal(t, quick, uppers[0], "the quick heuristics' fastest, before pofo")
+	assert.InDelta(t, 0.06730, uppers[0], 1e-5) // remat-then-offload's 67.30 ms (README)
+
+	uppers = nil
+	_, err = RunRematOffload(c, "toy", budget, beta, []string{"pofo", "sequence-offload"}, leverro.Options{}, func(upper float64) bool {
+		uppers = append(uppers, upper)
+		return true
+	})
+	require.NoError(t, err)
+	assert.Empty(t, uppers, "no quick heuristic: the credit runs after the algorithms")
 }

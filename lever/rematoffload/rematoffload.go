@@ -136,6 +136,12 @@ var Strategies = []Strategy{
 // Outcome has no Plan, and Source says what the schedule is.
 func (s Strategy) Direct() bool { return s.direct != nil }
 
+// Quick says that the strategy is a heuristic of one short pass: neither the dynamic program
+// (pofo, which refines its grid while its time lasts) nor a direct search. The reports and the
+// CLI run the quick ones first: their makespans are the upper end that prunes the others and
+// the link credit's table.
+func (s Strategy) Quick() bool { return s.Name != "pofo" && !s.Direct() }
+
 // Names returns the strategies' names in report order.
 func Names() []string {
 	out := make([]string, len(Strategies))
