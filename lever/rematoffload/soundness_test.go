@@ -35,7 +35,8 @@ import (
 //     most every verified schedule; thinned as the tools build it first, at most itself.
 //
 // By default 200 chains (every fourth at GiB scale and real too); MEMSCHED_COMBINED_SOUNDNESS=1
-// runs 2000, each at all three (scripts/bench-report.sh, `make bench`).
+// runs 2000, each at all three (scripts/bench-report.sh, `make bench`);
+// MEMSCHED_COMBINED_SOUNDNESS_SEED draws others.
 func TestSoundness(t *testing.T) {
 	chains, every := 200, 4
 	if os.Getenv("MEMSCHED_COMBINED_SOUNDNESS") != "" {
@@ -52,7 +53,14 @@ func TestSoundness(t *testing.T) {
 		require.NoError(t, err, "MEMSCHED_COMBINED_SOUNDNESS_SHARD=%q: want i/n", v)
 		require.True(t, shards > 0 && shard >= 0 && shard < shards, "MEMSCHED_COMBINED_SOUNDNESS_SHARD=%q: want 0 ≤ i < n", v)
 	}
-	r := rand.New(rand.NewPCG(31, 2000))
+	// MEMSCHED_COMBINED_SOUNDNESS_SEED=s draws other chains (exploration; CI and `make bench`
+	// keep the default 2000).
+	seed := uint64(2000)
+	if v := os.Getenv("MEMSCHED_COMBINED_SOUNDNESS_SEED"); v != "" {
+		_, err := fmt.Sscanf(v, "%d", &seed)
+		require.NoError(t, err, "MEMSCHED_COMBINED_SOUNDNESS_SEED=%q: want a number", v)
+	}
+	r := rand.New(rand.NewPCG(31, seed))
 	type counts struct{ points, creditTight, wholeAbove, seqOptimal, seqFound, bestOptimal, real, realLimit int }
 	var cnt counts
 	for k := 0; k < chains; k++ {
