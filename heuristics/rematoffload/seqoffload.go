@@ -131,6 +131,24 @@ func SequenceOffload(c *instances.Chain, budget int64, beta float64, upper float
 			return nil, err
 		}
 	}
+	// The bracketed checkpointings (bracket.go): the earliest stages' ā away over the forward
+	// phase, the last ones on the GPU, the middle rebuilt one stage at a time — a quarter of
+	// the evaluations at most; their best prunes C_FL's table as upper does.
+	if !o.passed() && peak > budget {
+		if bc := Bracketed(c, budget, beta, upper, seqCandidates); len(bc) > 0 {
+			r, err := ScheduleSequences(c, budget, beta, bc, o, seqEvaluations/4)
+			if err != nil {
+				return nil, err
+			}
+			first = bestOf(first, r)
+			if first.Report != nil && (upper == 0 || first.Report.Makespan < upper) {
+				upper = first.Report.Makespan
+			}
+			if meetsSumU(c, first.Schedule, first.Report) {
+				return first, nil
+			}
+		}
+	}
 	// C_FL's frontier above the budget, pruned by upper.
 	fopt := eopt
 	fopt.Cutoff = upper
