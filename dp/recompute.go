@@ -172,16 +172,7 @@ func (k *abarKnapsack) add(w int64, v float64) {
 			j++
 		}
 	}
-	k.size, k.value = size, value
-	for len(k.size) > maxCapPoints {
-		m := 0
-		for i := 0; i < len(k.size); i += 2 {
-			j := min(i+1, len(k.size)-1)
-			k.size[m], k.value[m] = k.size[i], k.value[j]
-			m++
-		}
-		k.size, k.value = k.size[:m], k.value[:m]
-	}
+	k.size, k.value = capPoints(size, value)
 }
 
 // carry is the most u_f a set of ā of at most room bytes (beyond base) can hold; −1 when even

@@ -24,9 +24,26 @@ type wholeCap struct {
 	bytes  []int64
 }
 
-// maxCapPoints bounds a wholeCap's Pareto set; past it adjacent points are merged into
-// (earlier finish, more bytes), which keeps it an upper bound.
+// maxCapPoints bounds a wholeCap's Pareto set (and an abarKnapsack's); past it adjacent
+// points are merged into (earlier finish, more bytes), which keeps it an upper bound.
 const maxCapPoints = 1 << 12
+
+// capPoints halves a Pareto set given as parallel slices, both increasing (key, value), while
+// it has more than maxCapPoints points: each pair of adjacent points becomes one, the first's
+// key with the second's value — a point at least as good as both, so the set only overstates
+// what each key can reach (wholeCap: bytes by a finish time; abarKnapsack: u_f within a size).
+// It works in place and returns the shortened slices.
+func capPoints[K, V any](keys []K, vals []V) ([]K, []V) {
+	for len(keys) > maxCapPoints {
+		m := 0
+		for i := 0; i < len(keys); i += 2 {
+			keys[m], vals[m] = keys[i], vals[min(i+1, len(keys)-1)]
+			m++
+		}
+		keys, vals = keys[:m], vals[:m]
+	}
+	return keys, vals
+}
 
 // newWholeCap builds the Pareto set of jobs (any order; sorted by release here).
 func newWholeCap(jobs []capJob, beta float64) wholeCap {
@@ -89,16 +106,7 @@ func (w wholeCap) then(j capJob, beta float64) wholeCap {
 		}
 		out.finish, out.bytes = append(out.finish, p.f), append(out.bytes, p.b)
 	}
-	for len(out.finish) > maxCapPoints {
-		// Merge pairs: (the earlier finish, the larger bytes) bounds both from above.
-		k := 0
-		for i := 0; i < len(out.finish); i += 2 {
-			j := min(i+1, len(out.finish)-1)
-			out.finish[k], out.bytes[k] = out.finish[i], out.bytes[j]
-			k++
-		}
-		out.finish, out.bytes = out.finish[:k], out.bytes[:k]
-	}
+	out.finish, out.bytes = capPoints(out.finish, out.bytes)
 	return out
 }
 
