@@ -308,9 +308,10 @@ func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 	return best.out, fmt.Sprintf("DP with %s (%s)", best.grid, strings.Join(notes, "; ")), best.others(), nil
 }
 
-// pofoRun is one run's verified schedule and its strict makespan.
+// pofoRun is one run's verified schedule, its compute sequence and its strict makespan.
 type pofoRun struct {
 	sch      *schedule.Combined
+	seq      schedule.Sequence
 	makespan float64
 }
 
@@ -321,11 +322,11 @@ func (b *pofoBest) keep(out leverro.Outcome) {
 	}
 	seq := out.Schedule.Sequence()
 	for _, r := range b.kept {
-		if slices.Equal(r.sch.Sequence(), seq) {
+		if slices.Equal(r.seq, seq) {
 			return
 		}
 	}
-	b.kept = append(b.kept, pofoRun{out.Schedule, out.Report.Makespan})
+	b.kept = append(b.kept, pofoRun{out.Schedule, seq, out.Report.Makespan})
 }
 
 // others is the kept schedules but the best's, fastest first.
@@ -338,7 +339,7 @@ func (b *pofoBest) others() []*schedule.Combined {
 	slices.SortStableFunc(runs, func(x, y pofoRun) int { return cmp.Compare(x.makespan, y.makespan) })
 	var out []*schedule.Combined
 	for _, r := range runs {
-		if !slices.Equal(r.sch.Sequence(), best) {
+		if !slices.Equal(r.seq, best) {
 			out = append(out, r.sch)
 		}
 	}
