@@ -79,6 +79,9 @@ const (
 	SafeLP BoundKind = "safe LP bound"
 	// Relaxation: a closed-form relaxation (e.g. every operation once, no idle time).
 	Relaxation BoundKind = "relaxation"
+	// SearchRelaxation: an exhaustive search (a branch and bound) over a relaxation: every
+	// schedule passes the relaxation's conditions for some choice the search tried.
+	SearchRelaxation BoundKind = "search over a relaxation"
 )
 
 // Scope is which schedules a bound bounds (SPEC §5: every printed bound says its scope).

@@ -32,7 +32,8 @@ import (
 //     remat lever's optimum (oracle.Remat, a schedule without transfers) and the act-offload
 //     lever's (001's event search, written as a combined schedule by FromTimed and validated);
 //   - the link-credit bound, fluid and with whole tensors, is at most that optimum, so at
-//     most every verified schedule; thinned as the tools build it first, at most itself.
+//     most every verified schedule; thinned as the tools build it first, at most itself;
+//   - the kept-activation bound (dp.KeptActivations) is at most that optimum too.
 //
 // By default 200 chains (every fourth at GiB scale and real too); MEMSCHED_COMBINED_SOUNDNESS=1
 // runs 2000, each at all three (scripts/bench-report.sh, `make bench`);
@@ -61,7 +62,7 @@ func TestSoundness(t *testing.T) {
 		require.NoError(t, err, "MEMSCHED_COMBINED_SOUNDNESS_SEED=%q: want a number", v)
 	}
 	r := rand.New(rand.NewPCG(31, seed))
-	type counts struct{ points, creditTight, wholeAbove, seqOptimal, seqFound, bestOptimal, real, realLimit int }
+	type counts struct{ points, creditTight, wholeAbove, keptTight, seqOptimal, seqFound, bestOptimal, real, realLimit int }
 	var cnt counts
 	for k := 0; k < chains; k++ {
 		c := instances.RandomTiny(r, k)
@@ -144,6 +145,13 @@ func TestSoundness(t *testing.T) {
 				cnt.bestOptimal++
 			}
 			opt, _ := ref.Makespan.Float64()
+			kb, err := dp.KeptActivations(cc, b, bb, dp.KeptOptions{Upper: opt})
+			require.NoError(t, err, name)
+			require.LessOrEqual(t, kb.Bound, opt*(1+1e-12), "%s: kept-activation bound %g above the optimum %g", name, kb.Bound, opt)
+			require.False(t, kb.Stopped, name)
+			if kb.Bound >= opt*(1-1e-9) {
+				cnt.keptTight++
+			}
 			for _, whole := range []bool{false, true} {
 				lc, err := dp.LinkCredit(cc, b, bb, dp.LinkCreditOptions{Upper: opt, Whole: whole})
 				require.NoError(t, err, name)
@@ -161,8 +169,8 @@ func TestSoundness(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d feasible points: link credit at the optimum on %d (whole tensors raise it on %d); sequence-offload scheduled %d, optimal on %d; the lever's best verified schedule optimal on %d; real durations: %d points searched, %d past the search's limit",
-		cnt.points, cnt.creditTight, cnt.wholeAbove, cnt.seqFound, cnt.seqOptimal, cnt.bestOptimal, cnt.real, cnt.realLimit)
+	t.Logf("%d feasible points: link credit at the optimum on %d (whole tensors raise it on %d), the kept-activation bound on %d; sequence-offload scheduled %d, optimal on %d; the lever's best verified schedule optimal on %d; real durations: %d points searched, %d past the search's limit",
+		cnt.points, cnt.creditTight, cnt.wholeAbove, cnt.keptTight, cnt.seqFound, cnt.seqOptimal, cnt.bestOptimal, cnt.real, cnt.realLimit)
 }
 
 // realScale marks TestSoundness's third variant: GiB sizes and real durations.
