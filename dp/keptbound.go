@@ -29,7 +29,7 @@ func (e *KeptScopeError) Error() string {
 
 // KeptOptions tune KeptActivations.
 type KeptOptions struct {
-	// Upper is the makespan of a schedule known to fit (a verified one; required, > 0): the
+	// Upper is the makespan of a schedule known to fit (a verified one; required, ≥ 0): the
 	// bound is searched below it.
 	Upper float64
 	// Lower is a lower bound already known (another bound's; 0: Σ(u_f+u_b)): the search
@@ -103,8 +103,8 @@ func KeptActivations(c *instances.Chain, budget int64, beta float64, o KeptOptio
 	if !(beta > 0) || math.IsInf(beta, 0) {
 		return KeptResult{}, fmt.Errorf("dp: kept-activation bound: bandwidth %g must be positive and finite", beta)
 	}
-	if !(o.Upper > 0) || math.IsInf(o.Upper, 0) {
-		return KeptResult{}, fmt.Errorf("dp: kept-activation bound: the upper bound %g must be positive and finite", o.Upper)
+	if !(o.Upper >= 0) || math.IsInf(o.Upper, 0) {
+		return KeptResult{}, fmt.Errorf("dp: kept-activation bound: the upper bound %g must be finite and ≥ 0", o.Upper)
 	}
 	if !(o.Lower >= 0) || math.IsInf(o.Lower, 0) {
 		return KeptResult{}, fmt.Errorf("dp: kept-activation bound: the lower bound %g must be finite and ≥ 0", o.Lower)
@@ -115,6 +115,9 @@ func KeptActivations(c *instances.Chain, budget int64, beta float64, o KeptOptio
 	k := newKeptSearch(c, budget, beta, o)
 	if o.Upper < k.sumU*(1-1e-9) {
 		return KeptResult{}, ErrKeptUpper // every schedule computes Σu
+	}
+	if o.Upper == 0 {
+		return KeptResult{}, nil // every operation takes no time: 0 is the bound and the optimum
 	}
 	lo := max(o.Lower, k.sumU)
 	res := KeptResult{Bound: min(lo, o.Upper)}

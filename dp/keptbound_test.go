@@ -103,7 +103,7 @@ func TestKeptActivationsLimits(t *testing.T) {
 		want string
 	}{
 		{0, dp.KeptOptions{Upper: 68}, "bandwidth 0"},
-		{1, dp.KeptOptions{Upper: 0}, "upper bound 0"},
+		{1, dp.KeptOptions{Upper: -1}, "upper bound -1"},
 		{1, dp.KeptOptions{Upper: 68, Lower: -1}, "lower bound -1"},
 	} {
 		_, err := dp.KeptActivations(c, 249, tc.beta, tc.o)
@@ -119,7 +119,11 @@ func TestKeptActivationsLimits(t *testing.T) {
 		require.True(t, r.Stopped)
 		require.Equal(t, 65.0, r.Bound)
 	}
-	r, err := dp.KeptActivations(c, 249, 1, dp.KeptOptions{Upper: 68, Lower: 68})
+	zero := &instances.Chain{A0: 1, Stages: []instances.Stage{{A: 1, ABar: 1}, {}}}
+	r, err := dp.KeptActivations(zero, 3, 1, dp.KeptOptions{Upper: 0})
+	require.NoError(t, err, "a chain that takes no time")
+	require.Zero(t, r.Bound)
+	r, err = dp.KeptActivations(c, 249, 1, dp.KeptOptions{Upper: 68, Lower: 68})
 	require.NoError(t, err)
 	require.Equal(t, 68.0, r.Bound)
 	require.Zero(t, r.Probes, "nothing to prove below the upper end")
