@@ -45,7 +45,7 @@ func keptBound(ctx context.Context, in Input, lr *LeverReport, budget int64) {
 		lr.Notes = append(lr.Notes, "kept-activation bound: "+err.Error())
 		return
 	}
-	how := fmt.Sprintf("%d probes, %d search nodes", r.Probes, r.Nodes)
+	how := fmt.Sprintf("%d probe%s, %d search nodes", r.Probes, map[bool]string{true: "", false: "s"}[r.Probes == 1], r.Nodes)
 	if r.Stopped {
 		how += ", stopped by the lever's time share or the node cap"
 	}
