@@ -164,7 +164,7 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 	} else {
 		linkCreditBound(ctx, in, &lr, budget, true)
 	}
-	keptBound(ctx, in, &lr, budget)
+	keptBound(ctx, in, &lr, budget, limit)
 	strictSearch(ctx, in, &lr, budget)
 	return lr, ctx.Err()
 }
