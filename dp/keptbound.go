@@ -7,16 +7,18 @@ import (
 	"sort"
 
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/schedule"
 )
 
 // DefaultKeptNodes caps the search nodes of KeptActivations over all its probes
-// (KeptOptions.MaxNodes = 0): ResNet-50 (19 stages) at its zoo points takes 0.5–10 K a probe,
-// ResNet-101 (36 stages) at 25 % about 200 K, at 10 % more than a minute's worth.
+// (KeptOptions.MaxNodes = 0): ResNet-50 (19 stages) at its zoo points takes under 200 nodes
+// from the link credit's bound, ResNet-101 (36 stages) at 25 %, 12 GB/s 36 K from Σu; at
+// 10 % 3.2 M (7 s). A node costs a Pareto step and O(n) lookups.
 const DefaultKeptNodes = 4 << 20
 
-// MaxKeptStages bounds the chains KeptActivations takes: its search rarely ends past a few
-// dozen stages (ResNet-101, 36 stages, at 10 %: not within a minute), and every node costs
-// O(n) Pareto sets of up to 4096 points, so that on a 2001-stage chain one node took seconds.
+// MaxKeptStages bounds the chains KeptActivations takes: its search is exponential in the
+// stages it must branch on (DenseNet-201, 105 stages, at 10 and 25 %: not within a minute),
+// and its lookups and pruning bound cost O(n²) a node.
 const MaxKeptStages = 200
 
 // KeptScopeError says that KeptActivations does not take the chain (MaxKeptStages): a scope,
@@ -39,6 +41,11 @@ type KeptOptions struct {
 	// Either ends the bisection with the bound proven so far (KeptResult.Stopped).
 	MaxNodes int
 	Stop     <-chan struct{}
+	// Hints are sequences of schedules known (or hoped) to be fast, the one behind Upper
+	// among them: the stages each keeps from its first forward are checked first at every
+	// probe, and the last choice that passed orders the search. They change how soon a
+	// probe finds a passing choice, never the bound: a hint that does not pass is passed by.
+	Hints []schedule.Sequence
 }
 
 // KeptResult is KeptActivations' outcome.
@@ -89,11 +96,15 @@ var ErrKeptUpper = errors.New("dp: the kept-activation bound has no makespan up 
 // at most these), each operation is checked alone, and every condition only gets easier as T
 // grows. So a makespan T at which no K passes them all (with Σu + Σ_{j∈D} u_f^j ≤ T) is below
 // every schedule's: the bound is the largest such T the bisection proves, from Lower to Upper.
-// For each probe T the search over K is a branch and bound in stage order: each F^k is checked
-// as soon as stages < k+1 are decided (with the second runs decided so far), and a lower
-// bound on the forwards still to drop (for each later F^k, the fractional knapsack of u_f over
-// ā sizes that brings the undecided stages below F^k's room, its room taken with every
-// tensor that could be away) prunes the rest.
+// For each probe T the search over K is a branch and bound in stage order. With stages ≤ d
+// decided, a lower bound f on the forwards still to drop (for each later F^k, the fractional
+// knapsack of u_f over ā sizes that brings the undecided stages below F^k's room, its room
+// taken with every tensor that could be away) prunes on time (Σu + drops so far + f ≤ T), and
+// every operation whose memory is then known — F^l for l ≤ d, B^l for l ≤ d + 1 — is checked
+// with the drops after it decided so far plus f: a later drop only narrows an earlier
+// operation's window, so a choice is cut where it is made. The search tries the choice of
+// the last passing probe first (a probe between two others passes with it, or nearly), and
+// KeptOptions.Hints before it all.
 //
 // It fails with ErrKeptUpper when Upper itself does not pass (no schedule can be that fast).
 func KeptActivations(c *instances.Chain, budget int64, beta float64, o KeptOptions) (KeptResult, error) {
@@ -130,17 +141,21 @@ func KeptActivations(c *instances.Chain, budget int64, beta float64, o KeptOptio
 		res.Nodes = k.nodes
 		return fits, ok
 	}
-	// The top first: Upper itself must pass (it is a schedule's), and a probe just below it
-	// that fails proves Upper's schedule optimal (report's 10⁻⁹).
+	// lo first: where it passes nothing above it is proven, and Upper passes as well (every
+	// check only gets easier as T grows), so Upper's own probe is not needed — it is the
+	// costliest where the bound is not above lo (a witness is found only deep in the search:
+	// ResNet-101 at 10 %, 12 GB/s, 4.5 M nodes).
+	if fits, ok := probe(lo); !ok || fits {
+		res.Stopped = !ok
+		return res, nil // stopped, or nothing above lo
+	}
+	// Upper must pass (it is a schedule's), and a probe just below it that fails proves
+	// Upper's schedule optimal (report's 10⁻⁹).
 	if fits, ok := probe(o.Upper * (1 + 1e-12)); !ok {
 		res.Stopped = true
 		return res, nil
 	} else if !fits {
 		return res, ErrKeptUpper
-	}
-	if fits, ok := probe(lo); !ok || fits {
-		res.Stopped = !ok
-		return res, nil // stopped, or nothing above lo
 	}
 	hi := o.Upper
 	if t := o.Upper * (1 - keptCloseTol); t > lo {
@@ -195,13 +210,64 @@ type keptSearch struct {
 	capAll []int64
 	// order[k]: stages sorted by u_f/ā (cheapest bytes to drop first), for the pruning bound.
 	order []int
+	// capF[i], capB[i]: the Pareto sets (wholeCap) of a^0 and the kept ā^j, j ≤ i, in the
+	// offload window (released at Σ_{k≤j} u_f) and in the prefetch window (reversed time,
+	// released at Σ_{k≤j+1} u_b), for the stages decided on the search's path.
+	capF, capB []wholeCap
+	// Along the path: fx[l], bx[l] the excesses of F^l and B^l once their stages are
+	// decided; dsum[i] = Σ_{j∈D, j≤i} u_f^j.
+	fx, bx []int64
+	dsum   []float64
+	// phase: the stages the last passing probe kept (all, before one passed); the search
+	// tries that choice first.
+	phase []bool
+	// fp, bp: the same over every stage (capPrefixes), built at the first probe for capAll.
+	fp, bp []wholeCap
+	// hints: the stages each KeptOptions.Hints sequence keeps from its first forward.
+	hints [][]bool
+}
+
+// keptBy is the set K of seq, a sequence of n stages: the stages j < n whose first forward is
+// F_all^j.
+func keptBy(seq schedule.Sequence, n int) []bool {
+	kept, seen := make([]bool, n+1), make([]bool, n+1)
+	for _, op := range seq {
+		if op.Stage < 1 || op.Stage >= n || seen[op.Stage] || op.Kind != schedule.Fall && op.Kind != schedule.Fck && op.Kind != schedule.Fn {
+			continue
+		}
+		seen[op.Stage], kept[op.Stage] = true, op.Kind == schedule.Fall
+	}
+	return kept
+}
+
+// leaf reports whether the choice in k.kept (every stage) passes every check at T.
+func (k *keptSearch) leaf(T float64) bool {
+	spent := 0.0
+	for j := 1; j < k.n; j++ {
+		k.decide(j)
+		if !k.kept[j] {
+			spent += k.c.Stage(j).UF
+		}
+	}
+	return k.sumU+spent <= T*(1+1e-12) && k.complete(T)
 }
 
 func newKeptSearch(c *instances.Chain, budget int64, beta float64, o KeptOptions) *keptSearch {
 	n := c.Len()
 	k := &keptSearch{c: c, budget: budget, beta: beta, n: n, sumU: c.ComputeTime(),
 		pf: make([]float64, n+1), pb: make([]float64, n+1), kept: make([]bool, n+1),
-		maxNodes: o.MaxNodes, stop: o.Stop, capAll: make([]int64, n+1)}
+		maxNodes: o.MaxNodes, stop: o.Stop, capAll: make([]int64, n+1),
+		capF: make([]wholeCap, n+1), capB: make([]wholeCap, n+1),
+		fx: make([]int64, n+1), bx: make([]int64, n+1), dsum: make([]float64, n+1), phase: make([]bool, n+1)}
+	for j := range k.phase {
+		k.phase[j] = true
+	}
+	for _, seq := range o.Hints {
+		k.hints = append(k.hints, keptBy(seq, n))
+	}
+	a0 := capJob{release: 0, sizes: []int64{c.A0}}
+	empty := wholeCap{finish: []float64{0}, bytes: []int64{0}}
+	k.capF[0], k.capB[0] = empty.then(a0, beta), empty.then(a0, beta)
 	if k.maxNodes <= 0 {
 		k.maxNodes = DefaultKeptNodes
 	}
@@ -230,37 +296,24 @@ func (k *keptSearch) abarJob(j int, back bool) capJob {
 }
 
 // away is the most bytes of a^0 and the kept ā^j (j < below) that can be away during an
-// operation that starts by start and ends after end (seconds from the start and from T).
+// operation that starts by start and ends after end (seconds from the start and from T): the
+// Pareto sets of those tensors, capF and capB at below − 1, kept along the search's path.
 func (k *keptSearch) away(below int, start, end float64) int64 {
-	var fj, bj []capJob
-	if below > 0 {
-		fj = append(fj, capJob{release: 0, sizes: []int64{k.c.A0}})
-		bj = append(bj, capJob{release: 0, sizes: []int64{k.c.A0}})
-	}
-	for j := 1; j < below; j++ {
-		if k.kept[j] {
-			fj, bj = append(fj, k.abarJob(j, false)), append(bj, k.abarJob(j, true))
-		}
-	}
-	if start < 0 || end < 0 {
+	if below == 0 || start < 0 || end < 0 {
 		return 0
 	}
-	return min(k.capOf(fj).at(start), k.capOf(bj).at(end))
+	return min(k.capF[below-1].at(start), k.capB[below-1].at(end))
 }
 
-// capOf is newWholeCap of jobs already in release order, built job by job with Stop read
-// between them: on DenseNet-201 one set over ~100 held tensors took a large part of a second,
-// and the search returned up to 0.9 s after its Stop. Stopped, it marks the search halted
-// (the probe's answer is then discarded) and returns what it has.
-func (k *keptSearch) capOf(jobs []capJob) wholeCap {
-	w := wholeCap{finish: []float64{0}, bytes: []int64{0}}
-	for _, j := range jobs {
-		if k.halted = k.halted || stopped(k.stop); k.halted {
-			break
-		}
-		w = w.then(j, k.beta)
+// decide records stage j's choice (kept[j]) in the Pareto sets along the path: capF[j] and
+// capB[j] extend those at j − 1 by ā^j when it is kept. The sets do not depend on the probe's
+// makespan (their releases are compute sums from either end), so a node costs one step (then)
+// where rebuilding them cost O(n).
+func (k *keptSearch) decide(j int) {
+	k.capF[j], k.capB[j] = k.capF[j-1], k.capB[j-1]
+	if k.kept[j] {
+		k.capF[j], k.capB[j] = k.capF[j].then(k.abarJob(j, false), k.beta), k.capB[j].then(k.abarJob(j, true), k.beta)
 	}
-	return w
 }
 
 // inputAt is what stage j holds as an operation's input: ā^j when kept, at least a^j.
@@ -275,8 +328,14 @@ func (k *keptSearch) inputAt(j int) int64 {
 }
 
 // forward checks F^l's first run at T, stages ≤ l decided, with dropAfter the second runs of
-// stages ≥ l known so far.
+// stages ≥ l (or a lower bound on them).
 func (k *keptSearch) forward(l int, T, dropAfter float64) bool {
+	return k.forwardFits(l, k.forwardExcess(l), T, dropAfter)
+}
+
+// forwardExcess is what F^l's first run holds beyond M, stages ≤ l decided: δ^{L+1}, o_f^l,
+// a^0, the kept ā below its input, its input and its output.
+func (k *keptSearch) forwardExcess(l int) int64 {
 	c := k.c
 	n := k.n
 	mem := c.SizeDelta(n) + c.Stage(l).OF
@@ -294,16 +353,29 @@ func (k *keptSearch) forward(l int, T, dropAfter float64) bool {
 	} else {
 		mem += min(c.Stage(l).A, c.Stage(l).ABar)
 	}
-	x := mem - k.budget
+	return mem - k.budget
+}
+
+// forwardFits: x bytes of F^l's can be away. It starts by T − Σ_{j≥l} u_f − Σu_b − dropAfter
+// and the tensors are back after it ends (after Σ_{j≤l} u_f); a smaller dropAfter only
+// widens the first window, so a lower bound on it keeps the check a relaxation.
+func (k *keptSearch) forwardFits(l int, x int64, T, dropAfter float64) bool {
 	if x <= 0 {
 		return true
 	}
-	start := T - (k.pf[n] - k.pf[l-1]) - k.sub - dropAfter
+	start := T - (k.pf[k.n] - k.pf[l-1]) - k.sub - dropAfter
 	return k.away(l-1, start, T-k.pf[l]) >= x
 }
 
-// backward checks B^l at T, every stage decided, with dropAbove the second runs of stages > l.
+// backward checks B^l at T, stages < l decided, with dropAbove the second runs of stages > l
+// (or a lower bound on them).
 func (k *keptSearch) backward(l int, T, dropAbove float64) bool {
+	return k.backwardFits(l, k.backwardExcess(l), T, dropAbove)
+}
+
+// backwardExcess is what B^l holds beyond M, stages < l decided: δ^l, δ^{l−1}, o_b^l, ā^l,
+// its input, a^0 and the kept ā below the input.
+func (k *keptSearch) backwardExcess(l int) int64 {
 	c := k.c
 	mem := c.SizeDelta(l) + c.SizeDelta(l-1) + c.Stage(l).OB + c.Stage(l).ABar + k.inputAt(l-1)
 	if l > 1 {
@@ -314,11 +386,42 @@ func (k *keptSearch) backward(l int, T, dropAbove float64) bool {
 			mem += c.Stage(j).ABar
 		}
 	}
-	x := mem - k.budget
+	return mem - k.budget
+}
+
+// backwardFits: x bytes of B^l's can be away. It starts by T − Σ_{k≤l} u_b and ends after
+// Σu_f + Σ_{k≥l} u_b + dropAbove; a smaller dropAbove only widens the second window.
+func (k *keptSearch) backwardFits(l int, x int64, T, dropAbove float64) bool {
 	if x <= 0 {
 		return true
 	}
 	return k.away(l-1, T-k.pb[l], T-(k.pf[k.n]+(k.sub-k.pb[l-1])+dropAbove)) >= x
+}
+
+// onPath checks, with stages ≤ d decided, every first forward F^l (l ≤ d) and backward B^l
+// (l ≤ d + 1) at T. Their excesses were fixed when their stages were decided (fx, bx along
+// the path); their windows narrow as second runs are decided after them: F^l's by the drops of
+// stages ≥ l, B^l's by those of stages > l, each the drops decided so far (dsum) plus fut, a
+// lower bound on those still to come (every undecided stage lies above d). So a choice whose
+// later drops close an earlier operation's window is cut where it is made, not at the leaves.
+func (k *keptSearch) onPath(d int, T, fut float64) bool {
+	if d >= 1 {
+		k.fx[d] = k.forwardExcess(d)
+	}
+	if d+1 <= k.n {
+		k.bx[d+1] = k.backwardExcess(d + 1)
+		// B^{d+1}: stage d+1 is undecided and fut may count it, so only the drops above it
+		// decided so far (none).
+		if !k.backwardFits(d+1, k.bx[d+1], T, 0) {
+			return false
+		}
+	}
+	for l := 1; l <= d; l++ {
+		if !k.forwardFits(l, k.fx[l], T, k.dsum[d]-k.dsum[l-1]+fut) || !k.backwardFits(l, k.bx[l], T, k.dsum[d]-k.dsum[l]+fut) {
+			return false
+		}
+	}
+	return true
 }
 
 // complete checks every operation at T once every stage is decided.
@@ -354,7 +457,13 @@ func (k *keptSearch) setCaps(T float64) {
 	for j := 1; j <= n-2; j++ {
 		fj, bj = append(fj, k.abarJob(j, false)), append(bj, k.abarJob(j, true))
 	}
-	fp, bp := k.capPrefixes(fj), k.capPrefixes(bj)
+	if k.fp == nil {
+		k.fp, k.bp = k.capPrefixes(fj), k.capPrefixes(bj)
+		if k.halted {
+			k.fp, k.bp = nil, nil // not all built: built again if asked again
+		}
+	}
+	fp, bp := k.fp, k.bp
 	for l := 2; l <= n; l++ {
 		// Below F^l's input: a^0 and ā^1 … ā^{l−2}, the prefix of l−1 jobs.
 		start := T - (k.pf[n] - k.pf[l-1]) - k.sub
@@ -437,6 +546,18 @@ func (k *keptSearch) probe(T float64) (fits, ok bool) {
 		return false, false
 	}
 	k.setCaps(T)
+	for _, h := range k.hints {
+		copy(k.kept, h)
+		if k.leaf(T) {
+			copy(k.phase, k.kept)
+			clear(k.kept)
+			return true, true
+		}
+		if k.halted {
+			clear(k.kept)
+			return false, false
+		}
+	}
 	L := k.n - 1
 	var exists func(j int, spent float64) bool
 	exists = func(j int, spent float64) bool {
@@ -451,21 +572,36 @@ func (k *keptSearch) probe(T float64) (fits, ok bool) {
 		if k.sumU+spent > T*(1+1e-12) {
 			return false
 		}
+		fut := k.toDrop(j - 1)
+		if k.sumU+spent+fut > T*(1+1e-12) {
+			return false
+		}
+		if !k.onPath(j-1, T, fut) {
+			return false
+		}
 		if j > L {
 			return k.complete(T)
 		}
-		if k.sumU+spent+k.toDrop(j-1) > T*(1+1e-12) {
-			return false
+		// The last witness's choice first (all kept before the first): a probe below a
+		// makespan that passed often passes with the same stages kept, or nearly.
+		for _, keep := range [2]bool{k.phase[j], !k.phase[j]} {
+			k.kept[j] = keep
+			k.decide(j)
+			u := 0.0
+			if !keep {
+				u = k.c.Stage(j).UF
+			}
+			k.dsum[j] = k.dsum[j-1] + u
+			if exists(j+1, spent+u) {
+				return true
+			}
 		}
-		k.kept[j] = true
-		if k.forward(j, T, 0) && exists(j+1, spent) {
-			return true
-		}
-		k.kept[j] = false
-		u := k.c.Stage(j).UF
-		return k.forward(j, T, u) && exists(j+1, spent+u)
+		return false
 	}
 	fits = exists(1, 0)
+	if fits {
+		copy(k.phase, k.kept)
+	}
 	for j := range k.kept {
 		k.kept[j] = false
 	}

@@ -164,7 +164,11 @@ func rematOffloadAt(ctx context.Context, in Input, budget int64, limit time.Dura
 	} else {
 		linkCreditBound(ctx, in, &lr, budget, true)
 	}
-	keptBound(ctx, in, &lr, budget, limit)
+	hints := slices.Clone(cs.remat)
+	for _, sch := range cs.seeds {
+		hints = append(hints, sch.Sequence())
+	}
+	keptBound(ctx, in, &lr, budget, limit, hints)
 	strictSearch(ctx, in, &lr, budget)
 	return lr, ctx.Err()
 }
