@@ -221,7 +221,8 @@ type keptSearch struct {
 	// phase: the stages the last passing probe kept (all, before one passed); the search
 	// tries that choice first.
 	phase []bool
-	// fp, bp: the same over every stage (capPrefixes), built at the first probe for capAll.
+	// fp, bp: the same over every stage (wholeCapPrefixes), built at the first probe for
+	// capAll.
 	fp, bp []wholeCap
 	// hints: the stages each KeptOptions.Hints sequence keeps from its first forward.
 	hints [][]bool
@@ -458,10 +459,13 @@ func (k *keptSearch) setCaps(T float64) {
 		fj, bj = append(fj, k.abarJob(j, false)), append(bj, k.abarJob(j, true))
 	}
 	if k.fp == nil {
-		k.fp, k.bp = k.capPrefixes(fj), k.capPrefixes(bj)
-		if k.halted {
-			k.fp, k.bp = nil, nil // not all built: built again if asked again
+		fp, okf := wholeCapPrefixes(fj, k.beta, k.stop)
+		bp, okb := wholeCapPrefixes(bj, k.beta, k.stop)
+		if !okf || !okb {
+			k.halted = true // the probe's answer is discarded; nothing kept half-built
+			return
 		}
+		k.fp, k.bp = fp, bp
 	}
 	fp, bp := k.fp, k.bp
 	for l := 2; l <= n; l++ {
@@ -473,20 +477,6 @@ func (k *keptSearch) setCaps(T float64) {
 		}
 		k.capAll[l] = min(fp[l-2].at(start), bp[l-2].at(T-k.pf[l]))
 	}
-}
-
-// capPrefixes is wholeCapPrefixes of jobs in release order with Stop read between jobs (as
-// capOf); stopped, the sets not built are empty and the search is halted.
-func (k *keptSearch) capPrefixes(jobs []capJob) []wholeCap {
-	out := make([]wholeCap, len(jobs))
-	w := wholeCap{finish: []float64{0}, bytes: []int64{0}}
-	for i, j := range jobs {
-		if k.halted = k.halted || stopped(k.stop); !k.halted {
-			w = w.then(j, k.beta)
-		}
-		out[i] = w
-	}
-	return out
 }
 
 // toDrop is a lower bound on the u_f still to spend when stages ≤ j are decided: for each
@@ -545,7 +535,9 @@ func (k *keptSearch) probe(T float64) (fits, ok bool) {
 		k.halted = true
 		return false, false
 	}
-	k.setCaps(T)
+	if k.setCaps(T); k.halted {
+		return false, false
+	}
 	for _, h := range k.hints {
 		copy(k.kept, h)
 		if k.leaf(T) {

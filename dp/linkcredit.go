@@ -341,15 +341,15 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		}
 		fjobs[j], bjobs[j] = job(j, pf[j]), job(j, rho)
 	}
-	if stopped(o.Exact.Stop) {
-		return nil
-	}
 	// pfx[m] is the cap over the tensors of stages 0…m.
-	fpfx := wholeCapPrefixes(fjobs, beta)
-	if stopped(o.Exact.Stop) {
+	fpfx, ok := wholeCapPrefixes(fjobs, beta, o.Exact.Stop)
+	if !ok {
 		return nil
 	}
-	bpfx := wholeCapPrefixes(bjobs, beta)
+	bpfx, ok := wholeCapPrefixes(bjobs, beta, o.Exact.Stop)
+	if !ok {
+		return nil
+	}
 	// wf[l], wb[l]: stages 0…l; wfirst[k], wbfirst[k]: the tensors of stages < k, there when
 	// F^k first runs.
 	wf, wb := fpfx, bpfx

@@ -30,7 +30,8 @@ func TestWholeCapPrefixes(t *testing.T) {
 			sizes := []int64{int64(r.IntN(5000)) * scale, int64(r.IntN(7)) * scale}
 			jobs[j] = capJob{release: rel, sizes: sizes}
 		}
-		got := wholeCapPrefixes(jobs, beta)
+		got, ok := wholeCapPrefixes(jobs, beta, nil)
+		require.True(t, ok)
 		require.Len(t, got, n)
 		for m := range jobs {
 			want := newWholeCap(jobs[:m+1], beta)
