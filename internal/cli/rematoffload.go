@@ -296,6 +296,7 @@ func comboGlobalBounds(ctx context.Context, rep *ComboReport, c *instances.Chain
 		}
 		const why = "not run: a verified schedule meets Σ(u_f+u_b), proven optimal"
 		rep.LowerBounds.LinkCredit = &ComboBound{Scope: "global", CertifiedBy: dp.LinkCreditCertificate, Note: why}
+		rep.LowerBounds.Kept = &ComboBound{Scope: "global", CertifiedBy: dp.KeptActivationsCertificate, Note: why}
 		if c.Len() <= oracle.MaxStrictStages {
 			rep.LowerBounds.Exhaustive = &ComboBound{Scope: "global", CertifiedBy: "exhaustive search of every strict schedule of the combined model", Note: why}
 		}

@@ -260,6 +260,9 @@ func TestRematOffloadSkipsBoundsAtSumU(t *testing.T) {
 	require.NotNil(t, rep.LowerBounds.LinkCredit)
 	assert.Nil(t, rep.LowerBounds.LinkCredit.Value)
 	assert.Equal(t, "not run: a verified schedule meets Σ(u_f+u_b), proven optimal", rep.LowerBounds.LinkCredit.Note)
+	require.NotNil(t, rep.LowerBounds.Kept)
+	assert.Nil(t, rep.LowerBounds.Kept.Value)
+	assert.Equal(t, "not run: a verified schedule meets Σ(u_f+u_b), proven optimal", rep.LowerBounds.Kept.Note)
 	if rep.LowerBounds.MILP != nil {
 		assert.Nil(t, rep.LowerBounds.MILP.Value)
 		assert.Contains(t, rep.LowerBounds.MILP.CertifiedBy, "not run: a verified schedule meets Σ(u_f+u_b)")
