@@ -13,6 +13,8 @@ import (
 	"github.com/memsched/memsched/heuristics/rematoffload"
 	"github.com/memsched/memsched/instances"
 	act "github.com/memsched/memsched/instances/actoffload"
+	"github.com/memsched/memsched/instances/zoo"
+	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/combined"
 	"github.com/memsched/memsched/verify/oracle"
@@ -213,4 +215,51 @@ func TestGapsOfRoundTrip(t *testing.T) {
 	require.Positive(t, built)
 	require.Positive(t, mapped)
 	t.Logf("%d chains: %d schedules' gaps read back; the optimum's own gaps found on %d; seeded with it, a schedule on %d, at the optimum on %d (%d without the seed)", n, built, mapped, seeded, optimal, unseededOptimal)
+}
+
+// TestScheduleSequencesSmallSets: ResNet-50 (`gen zoo resnet --depth 50`) at half way from the
+// smallest budget to the store-all peak (1820786688 B), 12 GB/s, the sequence of pofo's plan
+// there (stages 1, 3 and 4 run again after the turn). The covers and the local search from them
+// end at 104.64 ms; a set of two gaps, among the small sets tried after them, runs the sequence
+// without a pause — its compute time, 104.54 ms, the least any schedule of it can take — and the
+// schedule is valid under strict timing (verify/combined replays it here too).
+func TestScheduleSequencesSmallSets(t *testing.T) {
+	c, err := zoo.ResNet(zoo.CNNConfig{Depth: 50, Image: 224, Batch: 32})
+	require.NoError(t, err)
+	sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	require.NoError(t, err)
+	lo := verify.MinBudget(c)
+	M := lo + (sa.Peak-lo)/2
+	require.Equal(t, int64(1820786688), M, "the zoo table's point")
+	const beta = 12e9
+	var seq schedule.Sequence
+	add := func(k schedule.OpKind, l int) { seq = append(seq, schedule.Op{Kind: k, Stage: l}) }
+	add(schedule.Fck, 1)
+	add(schedule.Fall, 2)
+	add(schedule.Fck, 3)
+	add(schedule.Fn, 4)
+	for l := 5; l <= 19; l++ {
+		add(schedule.Fall, l)
+	}
+	for l := 19; l >= 5; l-- {
+		add(schedule.B, l)
+	}
+	add(schedule.Fall, 3)
+	add(schedule.Fall, 4)
+	add(schedule.B, 4)
+	add(schedule.B, 3)
+	add(schedule.B, 2)
+	add(schedule.Fall, 1)
+	add(schedule.B, 1)
+	compute := c.ComputeTime() + c.Stage(1).UF + c.Stage(3).UF + c.Stage(4).UF
+	r, err := rematoffload.ScheduleSequences(c, M, beta, []rematoffload.SequenceCandidate{{Sequence: seq, Source: "pofo's"}}, rematoffload.Options{}, 0)
+	require.NoError(t, err)
+	require.NotNil(t, r.Schedule)
+	assert.Positive(t, r.Enumerated)
+	assert.InDelta(t, compute, r.Report.Makespan, 1e-9*compute, "%.4f ms against its compute %.4f ms", r.Report.Makespan*1e3, compute*1e3)
+	assert.InDelta(t, 104.5385e-3, r.Report.Makespan, 1e-7)
+	rep, err := combined.Check(c, M, beta, r.Schedule)
+	require.NoError(t, err)
+	assert.Equal(t, r.Report.Makespan, rep.Makespan)
+	assert.LessOrEqual(t, rep.Peak, M)
 }
