@@ -701,7 +701,7 @@ func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []S
 // store-all sequence has hundreds, and enumerating their sets took 30 s).
 const (
 	smallSetGaps  = 5
-	smallSetEvals = 256
+	smallSetEvals = 1024
 	smallSetCands = 24
 )
 
