@@ -341,8 +341,9 @@ func TestRematOffloadQuickFirst(t *testing.T) {
 // TestRematOffloadKeptBound: the command computes the kept-activation bound as certify does —
 // Inception v3 (`gen zoo inception`) at 75 % of the way from remat's smallest budget to the
 // store-all peak, 12 GB/s, where no other bound rises above Σu (139.74 ms): it reaches
-// 142.11 ms, becomes the ratios' reference and names itself; the fastest result, 142.50 ms, is
-// 0.27 % over it. Where the fastest result meets the bound before it, it is not run, saying so.
+// 142.11 ms, becomes the ratios' reference and names itself; the fastest result, 142.28 ms
+// (sequence-offload), is 0.12 % over it, and pofo's alone 0.27 %. Where the fastest result
+// meets the bound before it, it is not run, saying so.
 func TestRematOffloadKeptBound(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "inception.json")
 	code, _, stderr := run(t, "gen", "zoo", "inception", "-o", path)
@@ -359,7 +360,7 @@ func TestRematOffloadKeptBound(t *testing.T) {
 	assert.Greater(t, *kb.Value, *rep.LowerBounds.LinkCredit.Value*(1+1e-3), "above the link credit")
 	assert.Equal(t, "kept_activations", rep.LowerBounds.BestBy)
 	assert.Equal(t, *kb.Value, rep.LowerBounds.Best)
-	assert.InDelta(t, 142.50e-3, comboUpper(&rep), 0.01e-3)
+	assert.InDelta(t, 142.28e-3, comboUpper(&rep), 0.01e-3)
 	code, text, stderr := run(t, "remat-offload", "--chain", path, "--mem", "2735017696B", "--bandwidth", "12GB/s", "--no-milp")
 	require.Equal(t, 0, code, stderr)
 	assert.Regexp(t, `bound kept \(global\)\s+142\.11 ms`, text)
