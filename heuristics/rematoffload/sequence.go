@@ -732,13 +732,7 @@ func (sq *Sequence) smallSets(c *instances.Chain, budget int64, beta float64, re
 	}
 	covered := func(sel []Gap) bool {
 		for _, i := range over {
-			need := sq.Mem[i] - budget
-			for _, g := range sel {
-				if g.covers(i) {
-					need -= g.Size
-				}
-			}
-			if need > 0 {
+			if sq.uncovered(i, budget, sel) > 0 {
 				return false
 			}
 		}
@@ -789,6 +783,18 @@ func meetsSumU(c *instances.Chain, s *schedule.Combined, rep *combined.Report) b
 	return s != nil && rep != nil && len(s.Ops) == 2*c.Len() && rep.Idle <= 0
 }
 
+// uncovered is what operation i holds beyond the budget with the tensors of the gaps sel
+// over it away (≤ 0: it fits).
+func (sq *Sequence) uncovered(i int, budget int64, sel []Gap) int64 {
+	need := sq.Mem[i] - budget
+	for _, g := range sel {
+		if g.covers(i) {
+			need -= g.Size
+		}
+	}
+	return need
+}
+
 // coverWith completes the gaps sel, without the gap excluded, so that every operation fits
 // (Cover's rule for the operations still above the budget).
 func (sq *Sequence) coverWith(budget int64, sel []Gap, excluded Gap) ([]Gap, bool) {
@@ -802,12 +808,7 @@ func (sq *Sequence) coverWith(budget int64, sel []Gap, excluded Gap) ([]Gap, boo
 		return g == excluded
 	}
 	for i := range sq.Ops {
-		need := sq.Mem[i] - budget
-		for _, g := range out {
-			if g.covers(i) {
-				need -= g.Size
-			}
-		}
+		need := sq.uncovered(i, budget, out)
 		if need <= 0 {
 			continue
 		}
