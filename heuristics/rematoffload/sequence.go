@@ -678,9 +678,13 @@ func ScheduleSequences(c *instances.Chain, budget int64, beta float64, cands []S
 		}
 		worth := (rep == nil || compute < rep.Makespan*(1-1e-12)) && (best.Report == nil || compute < best.Report.Makespan*(1-1e-12))
 		if worth && !out() {
-			if g, s2, rep2 := sq.smallSets(c, budget, beta, rep, out, build, &best.Enumerated); s2 != nil {
-				if g2, s2, rep2 := descend(g, s2, rep2, how); rep == nil || rep2.Exact.Cmp(rep.Exact) < 0 {
-					gaps, s, rep = g2, s2, rep2
+			// The fastest set is built once more: how, which the polish reads, is the last
+			// build's, and the sets built after the fastest were other schedules.
+			if g, s2, _ := sq.smallSets(c, budget, beta, rep, out, build, &best.Enumerated); s2 != nil {
+				if s2, rep2 := build(g); s2 != nil {
+					if g2, s2, rep2 := descend(g, s2, rep2, how); rep == nil || rep2.Exact.Cmp(rep.Exact) < 0 {
+						gaps, s, rep = g2, s2, rep2
+					}
 				}
 			}
 		}
