@@ -119,6 +119,20 @@ func ParseRate(s string) (float64, error) {
 	return r, nil
 }
 
+// FormatRate writes a bandwidth in the largest decimal unit that keeps a digit before the
+// point ("12 GB/s", "20 B/s"), the units a rate is usually given in (ParseRate reads it back).
+func FormatRate(r float64) string {
+	for _, u := range []struct {
+		name string
+		size float64
+	}{{"PB/s", 1e15}, {"TB/s", 1e12}, {"GB/s", 1e9}, {"MB/s", 1e6}, {"KB/s", 1e3}} {
+		if r >= u.size {
+			return fmt.Sprintf("%.4g %s", r/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%.4g B/s", r)
+}
+
 // FormatSize writes bytes in MiB with two decimals ("86.75 MiB"), in bytes below 1 KiB, in KiB
 // below 1 MiB ("2.50 KiB", never "0.00 MiB"), in GiB from 1 GiB and in TiB from 1 TiB (at most
 // "8388608.00 TiB" for an int64).

@@ -117,3 +117,18 @@ func TestReadChainWholeBytes(t *testing.T) {
 	_, err = ReadGraph(strings.NewReader(chain("B", "1")), "c.json")
 	assert.EqualError(t, err, `c.json: format: "memsched.chain/v1": unknown format (want "memsched.graph/v1")`)
 }
+
+// TestFormatRate: rates print in the largest decimal unit with a digit before the point (issue
+// 18: no "β 1.2e+10 B/s"), and ParseRate reads them back.
+func TestFormatRate(t *testing.T) {
+	for _, c := range []struct {
+		r    float64
+		want string
+	}{{12e9, "12 GB/s"}, {12.2e9, "12.2 GB/s"}, {20, "20 B/s"}, {1500, "1.5 KB/s"}, {1e15, "1 PB/s"}, {1, "1 B/s"}} {
+		got := FormatRate(c.r)
+		assert.Equal(t, c.want, got, "issue 29: 1 B/s, not 1e-09 GB/s")
+		back, err := ParseRate(strings.ReplaceAll(got, " ", ""))
+		require.NoError(t, err, got)
+		assert.InDelta(t, c.r, back, c.r*1e-9, got)
+	}
+}

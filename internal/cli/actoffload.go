@@ -723,7 +723,7 @@ Algorithms:
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintf(w, "chain\tL = %d, M_GPU %s, M_peak %s, min %s, β %s, compute %s\n", rep.L,
-				instances.FormatSize(rep.MGPU), instances.FormatSize(rep.MPeak), instances.FormatSize(rep.MinMemory), formatRate(rep.Beta), fmtTime(rep.Compute))
+				instances.FormatSize(rep.MGPU), instances.FormatSize(rep.MPeak), instances.FormatSize(rep.MinMemory), instances.FormatRate(rep.Beta), fmtTime(rep.Compute))
 			printActBounds(w, rep.LowerBounds)
 			results := rep.Results
 			if results == nil {
@@ -849,7 +849,7 @@ func runActBound(ctx context.Context, begin time.Time, io *IO, w *WeightsOptions
 		return io.PrintJSON(out)
 	}
 	tw := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "problem\tact-offload (L = %d, M_GPU %s, M_peak %s, β %s)\n", p.L(), instances.FormatSize(p.MGPU), instances.FormatSize(p.Peak()), formatRate(p.Beta))
+	fmt.Fprintf(tw, "problem\tact-offload (L = %d, M_GPU %s, M_peak %s, β %s)\n", p.L(), instances.FormatSize(p.MGPU), instances.FormatSize(p.Peak()), instances.FormatRate(p.Beta))
 	printActBounds(tw, b)
 	fmt.Fprintf(tw, "lower bound\t%s\n", fmtTime(float64(b.Best)))
 	if start.Feasible {

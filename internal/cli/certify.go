@@ -231,7 +231,7 @@ func printCertify(rep *report.Report, io *IO) error {
 	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "chain:\t%s (%d stages)\nbudget:\t%s (%d B)\n", rep.Chain, rep.Stages, instances.FormatSize(rep.Budget), rep.Budget)
 	if rep.Bandwidth > 0 {
-		fmt.Fprintf(w, "bandwidth:\t%s\n", formatRate(rep.Bandwidth))
+		fmt.Fprintf(w, "bandwidth:\t%s\n", instances.FormatRate(rep.Bandwidth))
 	}
 	w.Flush()
 	for _, name := range rep.Order {

@@ -103,20 +103,6 @@ func finiteFlag(name string, v float64) error {
 	return nil
 }
 
-// formatRate writes a bandwidth in the largest decimal unit that keeps a digit before the point
-// ("12 GB/s", "20 B/s"), the units --bandwidth is usually given in.
-func formatRate(r float64) string {
-	for _, u := range []struct {
-		name string
-		size float64
-	}{{"PB/s", 1e15}, {"TB/s", 1e12}, {"GB/s", 1e9}, {"MB/s", 1e6}, {"KB/s", 1e3}} {
-		if r >= u.size {
-			return fmt.Sprintf("%.4g %s", r/u.size, u.name)
-		}
-	}
-	return fmt.Sprintf("%.4g B/s", r)
-}
-
 // formatRatio writes a ratio to a bound with the given decimals ("1.237"), or with four
 // significant digits from 10⁶ on, where fixed decimals would print hundreds of digits (a
 // bound near zero under a long schedule).

@@ -231,7 +231,7 @@ Every schedule is checked by the periodic validator before it is printed.`,
 				return io.PrintJSON(rep)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "algorithm\t%s\nlayers\t%d\nM_GPU\t%s\nbandwidth\t%s\n", algo, p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
+			fmt.Fprintf(w, "algorithm\t%s\nlayers\t%d\nM_GPU\t%s\nbandwidth\t%s\n", algo, p.L(), instances.FormatSize(p.MGPU), instances.FormatRate(p.Beta))
 			if !rep.Feasible {
 				fmt.Fprintf(w, "feasible\tno: %s\n", rep.Reason)
 				return w.Flush()
@@ -300,7 +300,7 @@ func runOffloadAll(io *IO, p *offload.Problem, withBound bool, bs boundSettings)
 		return io.PrintJSON(rep)
 	}
 	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "layers %d, M_GPU %s, bandwidth %s\n", p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
+	fmt.Fprintf(w, "layers %d, M_GPU %s, bandwidth %s\n", p.L(), instances.FormatSize(p.MGPU), instances.FormatRate(p.Beta))
 	refName := "Σu"
 	fmt.Fprintf(w, "Σu (no idle)\t%s\n", instances.FormatDuration(rep.SumU))
 	if b := rep.Bound; b != nil {
@@ -484,7 +484,7 @@ the MILP does not run.`,
 				return f(*x)
 			}
 			w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(w, "problem\t%s (%d layers, M_GPU %s, β %s)\n", problem, p.L(), instances.FormatSize(p.MGPU), formatRate(p.Beta))
+			fmt.Fprintf(w, "problem\t%s (%d layers, M_GPU %s, β %s)\n", problem, p.L(), instances.FormatSize(p.MGPU), instances.FormatRate(p.Beta))
 			if !rep.Feasible {
 				fmt.Fprintf(w, "feasible\tno: %s\n", rep.CertifiedBy)
 				return w.Flush()

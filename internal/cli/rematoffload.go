@@ -470,7 +470,7 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 func printRematOffload(io *IO, rep *ComboReport) error {
 	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "chain\t%s (%d stages)\nbudget\t%s\nbandwidth\t%s (one link, one transfer at a time)\n", rep.Chain, rep.Stages,
-		instances.FormatSize(rep.Budget), formatRate(rep.Bandwidth))
+		instances.FormatSize(rep.Budget), instances.FormatRate(rep.Bandwidth))
 	b := rep.LowerBounds
 	fmt.Fprintf(w, "bound Σu (global)\t%s\t%s\n", instances.FormatDuration(*b.SumU.Value), b.SumU.CertifiedBy)
 	if ex := b.Exhaustive; ex != nil {
