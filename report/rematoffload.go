@@ -274,6 +274,9 @@ func joinNote(a, b string) string {
 // for C_MP: a plan that fills the budget to the last MiB, as offloading plans do, is lost to
 // rounding with coarse slots (docs/remat-offload.md, "Performance").
 //
+// The passes get two thirds of limit; then pofoDerated plans for slower links with what is
+// left (a plan that expects less of the link is often faster under strict timing).
+//
 // Each run weighs remat (rematCandidates) against its plan by strict makespan, so that the row
 // is never slower than rematerialization alone, whatever the slots.
 //
@@ -287,16 +290,22 @@ func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 	}
 	slots *= pofoSlotsFactor
 	deadline := time.Now().Add(limit)
+	passes := time.Now().Add(limit * 2 / 3) // the rest, and what the passes leave: pofoDerated
 	var best pofoBest
 	var notes []string
 	for _, link := range []int{pofoLinkSlots, 0} {
-		if ctx.Err() != nil || !time.Now().Before(deadline) {
+		if ctx.Err() != nil || !time.Now().Before(passes) {
 			break
 		}
-		note, err := pofoPass(ctx, st, c, budget, beta, slots, link, deadline, remat, &best)
+		note, err := pofoPass(ctx, st, c, budget, beta, slots, link, passes, remat, &best)
 		if err != nil {
 			return best.out, "", nil, err
 		}
+		notes = append(notes, note)
+	}
+	if note, err := pofoDerated(ctx, st, c, budget, beta, slots, deadline, remat, &best); err != nil {
+		return best.out, "", nil, err
+	} else if note != "" {
 		notes = append(notes, note)
 	}
 	if len(notes) == 0 {
@@ -311,6 +320,78 @@ func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 		return best.out, "no plan fits (" + strings.Join(notes, "; ") + ")", nil, nil
 	}
 	return best.out, fmt.Sprintf("DP with %s (%s)", best.grid, strings.Join(notes, "; ")), best.others(), nil
+}
+
+// pofoDerate are the link rates, as fractions of β, that pofoDerated plans with: the first
+// while it doubles the slots, the others at the last slots it reached. Measured on the zoo's
+// open points at 1600 slots, full grid (planned at β, 0.85β, 0.7β, β/2; strict at β):
+// DenseNet-121 at 25 %, 12 GB/s 83.2 ms at best at β, 82.90 ms at 0.7β (3200 slots: 82.75 ms);
+// ResNet-50 at 50 %, 12 GB/s 106.42 at β, 104.54 at 0.7β; Inception v3 at 25 %, 12 GB/s 152.42
+// at β, 150.36 at β/2; at other points the plan at β was the fastest.
+var pofoDerate = []float64{0.7, 0.5, 0.85}
+
+// pofoDerated plans again with slower links (pofoDerate, Options.PlanBandwidth), each plan
+// re-timed, polished and checked at β, until deadline: for the first rate from the most slots
+// the full-grid pass ended with, doubling while the next run is expected to end in time (as
+// pofoPass), then the other rates at the last slots reached. A faster schedule becomes the
+// best; every one is kept (a seed of sequence-offload). Why: the fluid model lets bytes cross
+// progressively, so its optimum at β overrates what whole tensors on one link can do; a plan
+// that expects less of the link leaves it slack. On the full grid: on the link grid (25) the
+// plans for a slower link were slower (DenseNet-121 above at 3200 slots: 83.56 ms at 0.7β,
+// 83.40 ms at β), and on the full grid they are the cheaper runs (fewer bytes queued: 1.6 s
+// against 4.2 s there). It returns a note on what it ran ("" when nothing).
+func pofoDerated(ctx context.Context, st leverro.Strategy, c *instances.Chain, budget int64, beta float64, slots int, deadline time.Time, remat []schedule.Sequence, best *pofoBest) (string, error) {
+	if !best.out.Feasible || best.out.Report == nil {
+		return "", nil // nothing fits, or no DP run ended: a slower link fits no better
+	}
+	s := min(max(best.fullTop, pofoFirstSlots), slots)
+	var ran []string
+	// run plans for rate f·β with s slots; false when the deadline (or the context) stops it.
+	run := func(f float64) (bool, error) {
+		planned := beta * f
+		start := time.Now()
+		out, err := st.Run(c, budget, beta, leverro.Options{Slots: s, MaxStates: pofoMaxStates, Deadline: deadline, PlanBandwidth: planned, Remat: remat})
+		at := fmt.Sprintf("%s at %d slots", instances.FormatRate(planned), s)
+		switch {
+		case errors.Is(err, dp.ErrDeadline):
+			ran = append(ran, at+": out of time")
+			return false, nil
+		case errors.Is(err, dp.ErrTooManyStates):
+			ran = append(ran, fmt.Sprintf("%s: more than %d states", at, pofoMaxStates))
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		best.keep(out)
+		switch {
+		case !out.Feasible:
+			ran = append(ran, fmt.Sprintf("%s: %s", at, cmp.Or(out.Why, "no plan")))
+		case out.Report.Exact.Cmp(best.out.Report.Exact) < 0:
+			ran = append(ran, fmt.Sprintf("%s: %s, the fastest", at, instances.FormatDuration(out.Report.Makespan)))
+			best.out, best.grid = out, fmt.Sprintf("%d slots planned for a %s link", s, instances.FormatRate(planned))
+		default:
+			ran = append(ran, fmt.Sprintf("%s: %s", at, instances.FormatDuration(out.Report.Makespan)))
+		}
+		took := time.Since(start)
+		return ctx.Err() == nil && time.Now().Add(time.Duration(2.5*float64(took))).Before(deadline), nil
+	}
+	more, err := run(pofoDerate[0])
+	for ; more && err == nil && s < slots; more, err = run(pofoDerate[0]) {
+		s = min(2*s, slots)
+	}
+	for _, f := range pofoDerate[1:] {
+		if err != nil || ctx.Err() != nil || !time.Now().Before(deadline) {
+			break
+		}
+		more, err = run(f)
+		if !more {
+			break
+		}
+	}
+	if err != nil || len(ran) == 0 {
+		return "", err
+	}
+	return fmt.Sprintf("planned for slower links, re-timed at %s: %s", instances.FormatRate(beta), strings.Join(ran, ", ")), nil
 }
 
 // pofoRun is one run's verified schedule, its compute sequence and its strict makespan.
@@ -358,6 +439,9 @@ type pofoBest struct {
 	grid  string
 	fluid float64
 	runs  int // the DP's runs that ended (with a plan or without)
+	// fullTop is the most slots of a full-grid DP run that ended (0: none yet), where
+	// pofoDerated starts.
+	fullTop int
 	// kept is the feasible runs' schedules, one per compute sequence (keep).
 	kept []pofoRun
 }
@@ -388,6 +472,9 @@ func pofoPass(ctx context.Context, st leverro.Strategy, c *instances.Chain, budg
 		}
 		last = s
 		best.runs++
+		if link == 0 {
+			best.fullTop = max(best.fullTop, s)
+		}
 		best.keep(out)
 		// The best run is the one whose schedule is fastest under strict timing (not the
 		// fastest fluid plan: whole tensors can make it slower), a rematerialization

@@ -153,7 +153,9 @@ func TestCertifyRematOffloadNeverSlowerThanRemat(t *testing.T) {
 	}
 	remat, pofo := check(genRandom(120, 7, 200, 10), 913, 8, "seed 120")
 	assert.Equal(t, 75.0, remat)
-	assert.Equal(t, 75.0, pofo)
+	// 73 s since pofo also plans for slower links (pofoDerated): its plan for 5.6 B/s, re-timed
+	// at 8 B/s, is faster than C_MP's 75 s; the exhaustive search's optimum is 73 s too.
+	assert.Equal(t, 73.0, pofo)
 	remat, pofo = check(genRandom(123, 5, 200, 10), 920, 1, "seed 123")
 	assert.Equal(t, 99.0, remat)
 	assert.LessOrEqual(t, pofo, 99.0)
