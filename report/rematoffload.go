@@ -328,15 +328,7 @@ func pofoRefined(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 	return best.out, fmt.Sprintf("DP with %s (%s)", best.grid, strings.Join(notes, "; ")), best.others(), nil
 }
 
-// pofoDerate are the link rates, as fractions of β, that pofoDerated plans with: the first
-// while it doubles the slots, the others at the last slots it reached. Measured on the zoo's
-// open points at 1600 slots, full grid (planned at β, 0.85β, 0.7β, β/2; strict at β):
-// DenseNet-121 at 25 %, 12 GB/s 83.2 ms at best at β, 82.90 ms at 0.7β (3200 slots: 82.75 ms);
-// ResNet-50 at 50 %, 12 GB/s 106.42 at β, 104.54 at 0.7β; Inception v3 at 25 %, 12 GB/s 152.42
-// at β, 150.36 at β/2; at other points the plan at β was the fastest.
-var pofoDerate = []float64{0.7, 0.5, 0.85}
-
-// pofoDerated plans again with slower links (pofoDerate, Options.PlanBandwidth), each plan
+// pofoDerated plans again with slower links (leverro.SlowerLinks, Options.PlanBandwidth), each plan
 // re-timed, polished and checked at β, until deadline: for the first rate from the most slots
 // the full-grid pass ended with, doubling while the next run is expected to end in time (as
 // pofoPass), then the other rates at the last slots reached. A faster schedule becomes the
@@ -381,11 +373,11 @@ func pofoDerated(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 		took := time.Since(start)
 		return ctx.Err() == nil && time.Now().Add(time.Duration(2.5*float64(took))).Before(deadline), nil
 	}
-	more, err := run(pofoDerate[0])
-	for ; more && err == nil && s < slots; more, err = run(pofoDerate[0]) {
+	more, err := run(leverro.SlowerLinks[0])
+	for ; more && err == nil && s < slots; more, err = run(leverro.SlowerLinks[0]) {
 		s = min(2*s, slots)
 	}
-	for _, f := range pofoDerate[1:] {
+	for _, f := range leverro.SlowerLinks[1:] {
 		if err != nil || ctx.Err() != nil || !time.Now().Before(deadline) {
 			break
 		}

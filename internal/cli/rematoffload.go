@@ -143,16 +143,17 @@ Each algorithm's plan is evaluated in the fluid model of SPEC §6 (model_makespa
 and arrive progressively), then re-timed as an executable schedule — a compute stream and one
 half-duplex link moving whole tensors, synchronized by dependencies — and validated under strict
 timing by verify/combined (makespan). Inputs the plan offloads are kept, one at a time, while
-that shortens the strict schedule (kept_by_polish; --no-polish to skip). sequence-offload builds
-schedules outside the class (no plan): 004 sequences with any stored tensor offloaded. Bounds:
-Σ(u_f+u_b), the link credit (dp.LinkCredit: the budget plus what one link can keep away
-around each operation; lower_bounds.link_credit, computed as certify computes it, beside pofo
-and sequence-offload from the quick heuristics' fastest schedule) and the kept-activation bound
-(dp.KeptActivations: which stages keep ā from their first forward, with whole tensors away;
-lower_bounds.kept_activations, after the link credit, 10 s at most) bound every schedule; with
---slots exact the
-optimum of the class in the fluid model without the turn's idle bounds the class's strict
-schedules only (docs/remat-offload.md); the relaxation MILP (milp/combinedlb) bounds every
+that shortens the strict schedule (kept_by_polish), and pofo also plans for links of 0.7, 0.5
+and 0.85 times the bandwidth, each plan re-timed at the real one, and keeps the fastest: the
+fluid model overrates what whole tensors on one link can do (--no-polish skips both).
+sequence-offload builds schedules outside the class (no plan): 004 sequences with any stored
+tensor offloaded. Bounds: Σ(u_f+u_b), the link credit (dp.LinkCredit: the budget plus what one
+link can keep away around each operation; lower_bounds.link_credit, computed as certify
+computes it, beside pofo and sequence-offload from the quick heuristics' fastest schedule) and
+the kept-activation bound (dp.KeptActivations: which stages keep ā from their first forward,
+with whole tensors away; lower_bounds.kept_activations, after the link credit, 10 s at most)
+bound every schedule; with --slots exact the optimum of the class in the fluid model without
+the turn's idle bounds the class's strict schedules only (docs/remat-offload.md); the relaxation MILP (milp/combinedlb) bounds every
 schedule (lower_bounds.milp). An infeasible budget is a result, not an error. --time-limit covers
 the whole command, --max-memory the MILP's model (it grows as the cube of the chain's length) and
 each C_MP table of the heuristics: what they stop is a note in the output, never a wrong number.`,
@@ -175,7 +176,7 @@ each C_MP table of the heuristics: what they stop is a note in the output, never
 	f.StringVar(&o.Inner, "inner", "auto", "the DP's minimization over backward sequences: exact | restricted | auto (exact with --slots exact)")
 	f.IntVar(&o.LinkSlots, "link-slots", 0, "the DP's grid for queued and backlogged bytes, coarser than --slots (0: the same)")
 	f.IntVar(&o.MaxStates, "max-states", 0, "cap on the DP's states (0: 20000000); above it the DP stops with an error")
-	f.BoolVar(&o.NoPolish, "no-polish", false, "re-time each algorithm's plan as it is (by default inputs it offloads are kept while that shortens the strict schedule)")
+	f.BoolVar(&o.NoPolish, "no-polish", false, "re-time each algorithm's plan as it is (by default inputs it offloads are kept while that shortens the strict schedule, and pofo also plans for slower links)")
 	f.Float64Var(&o.TimeLimit, "time-limit", 60, "wall-time budget in seconds of the whole command, every table included: the algorithms share it (the quick heuristics first, each an equal share of what is left), one still searching at the end of its share stops and its row says so; the link credit runs beside pofo and sequence-offload (with half of --max-memory) and, when the relaxation MILP follows, stops at half of what they leave; the MILP and the class bound get the rest")
 	addMaxMemoryFlag(f, &o.maxMemory)
 	f.StringVar(&o.Solver, "solver", "", "MILP backend of the relaxation: highs|lpsolve (default: the best compiled in)")
@@ -399,6 +400,13 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		if r := out.DP; r != nil {
 			res.DP = &ComboDP{Value: r.Value, Exact: r.Exact(), Inner: r.Inner.String(), SlotSize: r.SlotSize, ExactLink: r.ExactLink, States: r.States}
 		}
+		var planned float64 // the slower link pofo's row was planned for (0: β)
+		if a == "pofo" && !o.NoPolish && out.Feasible && out.ModelPlan != nil {
+			if out, planned, err = slowerLinkPlans(c, budget, beta, st, o, out); err != nil {
+				return nil, fmt.Errorf("remat-offload: %w", err)
+			}
+			res.Seconds = time.Since(start).Seconds()
+		}
 		if !out.Feasible {
 			res.Note = cmp.Or(out.Why, "no plan of this algorithm fits the budget")
 			rep.Results = append(rep.Results, res)
@@ -421,6 +429,8 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 			res.Note = out.Source
 		case out.Source != "":
 			res.Note = "the schedule is " + out.Source + ": faster under strict timing than the plan's"
+		case planned > 0:
+			res.Note = fmt.Sprintf("the plan for a %s link, re-timed at %s: faster under strict timing than the plan for %s", instances.FormatRate(planned), instances.FormatRate(beta), instances.FormatRate(beta))
 		}
 		if out.Stopped {
 			res.Note = strings.TrimPrefix(res.Note+"; stopped at the end of its share of --time-limit: the best plan found before it", "; ")
@@ -465,6 +475,34 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 		}
 	}
 	return rep, nil
+}
+
+// slowerLinkPlans runs pofo again planning for each of leverro.SlowerLinks·β
+// (Options.PlanBandwidth), each plan re-timed, polished and checked at β, while o's deadline
+// allows, and returns the fastest outcome under strict timing (out itself if none is faster)
+// and the rate it was planned for (0: β). The fluid model overrates what whole tensors on one
+// link can do (docs/remat-offload.md, "Plans for slower links"). A run stopped by the deadline
+// or the state cap is skipped; any other error is returned.
+func slowerLinkPlans(c *instances.Chain, budget int64, beta float64, st leverro.Strategy, o leverro.Options, out leverro.Outcome) (leverro.Outcome, float64, error) {
+	best, rate := out, 0.0
+	for _, f := range leverro.SlowerLinks {
+		if passed(o.Deadline) {
+			break
+		}
+		q := o
+		q.PlanBandwidth = f * beta
+		d, err := st.Run(c, budget, beta, q)
+		switch {
+		case errors.Is(err, dp.ErrDeadline) || errors.Is(err, dp.ErrStopped) || errors.Is(err, dp.ErrTooManyStates):
+			continue
+		case err != nil:
+			return out, 0, err
+		}
+		if d.Feasible && d.Report.Exact.Cmp(best.Report.Exact) < 0 {
+			best, rate = d, q.PlanBandwidth
+		}
+	}
+	return best, rate, nil
 }
 
 func printRematOffload(io *IO, rep *ComboReport) error {

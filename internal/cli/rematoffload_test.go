@@ -224,6 +224,35 @@ func TestRematOffloadNeverSlowerThanRemat(t *testing.T) {
 	}
 }
 
+// TestRematOffloadPlansForSlowerLinks: on the chain above (913 B, 8 B/s), pofo's plan for 8 B/s
+// re-times to 75 s under strict timing; it also plans for slower links (leverro.SlowerLinks) and
+// its plan for 5.6 B/s re-times, at 8 B/s, to 73 s — the optimum of every strict schedule
+// (the exhaustive search's bound, printed beside it); the note names the rate. With
+// --no-polish the plan for 8 B/s is reported as it is.
+func TestRematOffloadPlansForSlowerLinks(t *testing.T) {
+	chain := filepath.Join(t.TempDir(), "c120.json")
+	code, _, stderr := run(t, "gen", "random", "--seed", "120", "--stages", "7", "--integer", "--max-size", "200", "--max-time", "10", "-o", chain)
+	require.Equal(t, 0, code, stderr)
+	pofo := func(extra ...string) (ComboResult, ComboReport) {
+		code, out, stderr := run(t, append([]string{"remat-offload", "--chain", chain, "--mem", "913B", "--bandwidth", "8B/s", "--algo", "pofo", "--no-milp", "--json"}, extra...)...)
+		require.Equal(t, 0, code, stderr)
+		var rep ComboReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.True(t, rep.Results[0].Feasible, rep.Results[0].Note)
+		require.True(t, rep.Results[0].Verified)
+		return rep.Results[0], rep
+	}
+	r, rep := pofo()
+	assert.Equal(t, 73.0, *r.Makespan)
+	assert.Equal(t, "the plan for a 5.6 B/s link, re-timed at 8 B/s: faster under strict timing than the plan for 8 B/s", r.Note)
+	require.NotNil(t, rep.LowerBounds.Exhaustive)
+	require.NotNil(t, rep.LowerBounds.Exhaustive.Value)
+	assert.Equal(t, 73.0, *rep.LowerBounds.Exhaustive.Value, "the optimum of every strict schedule")
+	r, _ = pofo("--no-polish")
+	assert.Greater(t, *r.Makespan, 73.0, "the plan for 8 B/s as it is")
+	assert.NotContains(t, r.Note, "slower")
+}
+
 // offloadThenRemat201 runs remat-offload --algo offload-then-remat on `gen random --seed 3
 // --stages 201` (one stage past C_FL's tables) at mem, 12 GB/s.
 func offloadThenRemat201(t *testing.T, mem string) ComboReport {

@@ -68,6 +68,16 @@ type Options struct {
 	Remat []schedule.Sequence
 }
 
+// SlowerLinks are the link rates, as fractions of β, that pofo also plans for
+// (Options.PlanBandwidth) in certify (the first while it doubles its slots, the others at the
+// last slots it reached) and in the remat-offload command: each plan is re-timed at β and the
+// fastest under strict timing is kept. Measured on the zoo's open points at 1600 slots, full
+// grid (planned for β, 0.85β, 0.7β, β/2; strict at β): DenseNet-121 at 25 %, 12 GB/s 83.2 ms at
+// best for β, 82.90 ms for 0.7β (3200 slots: 82.75 ms); ResNet-50 at 50 %, 12 GB/s 106.42 for β,
+// 104.54 for 0.7β; Inception v3 at 25 %, 12 GB/s 152.42 for β, 150.36 for β/2; at the other
+// points the plan for β was the fastest.
+var SlowerLinks = []float64{0.7, 0.5, 0.85}
+
 // Strategy is one strategy of the combined lever.
 type Strategy struct {
 	// Name is the strategy's name in the CLI and the reports.
