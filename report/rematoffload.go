@@ -348,7 +348,9 @@ func pofoDerated(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 	run := func(f float64) (bool, error) {
 		planned := beta * f
 		start := time.Now()
-		out, err := st.Run(c, budget, beta, leverro.Options{Slots: s, MaxStates: pofoMaxStates, Deadline: deadline, PlanBandwidth: planned, Remat: remat})
+		// Remat empty: the passes weighed the remat sequences already, and best is what a
+		// plan for a slower link must beat.
+		out, err := st.Run(c, budget, beta, leverro.Options{Slots: s, MaxStates: pofoMaxStates, Deadline: deadline, PlanBandwidth: planned, Remat: []schedule.Sequence{}})
 		at := fmt.Sprintf("%s at %d slots", instances.FormatRate(planned), s)
 		switch {
 		case errors.Is(err, dp.ErrDeadline):
@@ -356,6 +358,9 @@ func pofoDerated(ctx context.Context, st leverro.Strategy, c *instances.Chain, b
 			return false, nil
 		case errors.Is(err, dp.ErrTooManyStates):
 			ran = append(ran, fmt.Sprintf("%s: more than %d states", at, pofoMaxStates))
+			return false, nil
+		case errors.As(err, new(*dp.TooLargeError)):
+			ran = append(ran, at+": its table is above the memory limit")
 			return false, nil
 		case err != nil:
 			return false, err

@@ -481,8 +481,8 @@ func RunRematOffload(c *instances.Chain, source string, budget int64, beta float
 // (Options.PlanBandwidth), each plan re-timed, polished and checked at β, while o's deadline
 // allows, and returns the fastest outcome under strict timing (out itself if none is faster)
 // and the rate it was planned for (0: β). The fluid model overrates what whole tensors on one
-// link can do (docs/remat-offload.md, "Plans for slower links"). A run stopped by the deadline
-// or the state cap is skipped; any other error is returned.
+// link can do (docs/remat-offload.md, "Plans for slower links"). A run stopped by the deadline,
+// the state cap or the memory limit is skipped; any other error is returned.
 func slowerLinkPlans(c *instances.Chain, budget int64, beta float64, st leverro.Strategy, o leverro.Options, out leverro.Outcome) (leverro.Outcome, float64, error) {
 	best, rate := out, 0.0
 	for _, f := range leverro.SlowerLinks {
@@ -491,9 +491,12 @@ func slowerLinkPlans(c *instances.Chain, budget int64, beta float64, st leverro.
 		}
 		q := o
 		q.PlanBandwidth = f * beta
+		// The β run weighed rematerialization already (C_MP exact in bytes when o.Remat is
+		// nil): out is what a plan for a slower link must beat.
+		q.Remat = []schedule.Sequence{}
 		d, err := st.Run(c, budget, beta, q)
 		switch {
-		case errors.Is(err, dp.ErrDeadline) || errors.Is(err, dp.ErrStopped) || errors.Is(err, dp.ErrTooManyStates):
+		case errors.Is(err, dp.ErrDeadline) || errors.Is(err, dp.ErrStopped) || errors.Is(err, dp.ErrTooManyStates) || errors.As(err, new(*dp.TooLargeError)):
 			continue
 		case err != nil:
 			return out, 0, err
