@@ -153,10 +153,11 @@ computes it, beside pofo and sequence-offload from the quick heuristics' fastest
 the kept-activation bound (dp.KeptActivations: which stages keep ā from their first forward,
 with whole tensors away; lower_bounds.kept_activations, after the link credit, 10 s at most)
 bound every schedule; with --slots exact the optimum of the class in the fluid model without
-the turn's idle bounds the class's strict schedules only (docs/remat-offload.md); the relaxation MILP (milp/combinedlb) bounds every
-schedule (lower_bounds.milp). An infeasible budget is a result, not an error. --time-limit covers
-the whole command, --max-memory the MILP's model (it grows as the cube of the chain's length) and
-each C_MP table of the heuristics: what they stop is a note in the output, never a wrong number.`,
+the turn's idle bounds the class's strict schedules only (docs/remat-offload.md); the
+relaxation MILP (milp/combinedlb) bounds every schedule (lower_bounds.milp). An infeasible budget
+is a result, not an error. --time-limit covers the whole command, --max-memory the MILP's model
+(it grows as the cube of the chain's length) and each C_MP table of the heuristics: what they
+stop is a note in the output, never a wrong number.`,
 		Example: `  memsched remat-offload --mem 80MiB --bandwidth 1GB/s                     # toy chain, the DP
   memsched remat-offload --mem 80MiB --bandwidth 1GB/s --algo all --json
   memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
