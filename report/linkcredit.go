@@ -316,12 +316,17 @@ func strictSearch(ctx context.Context, in Input, lr *LeverReport, budget int64) 
 		MaxMemory: memoryLimit(in), Stop: stop})
 	secs := time.Since(start).Seconds()
 	var limit *oracle.StrictLimitError
+	var stopped *oracle.StrictStoppedError
 	switch {
-	case errors.Is(err, oracle.ErrStrictStopped):
-		lr.Notes = append(lr.Notes, fmt.Sprintf("exhaustive search: stopped at its time share after %.1f s", secs))
+	case errors.As(err, &stopped):
+		why := fmt.Sprintf("stopped at its time share after %.1f s, %d configurations", secs, stopped.Nodes)
+		lr.Notes = append(lr.Notes, "exhaustive search: "+why)
+		strictPartial(lr, stopped.Bound, secs, why)
 		return
 	case errors.As(err, &limit):
-		lr.Notes = append(lr.Notes, fmt.Sprintf("exhaustive search: %s (%.1f s)", limit.Reason(), secs))
+		why := fmt.Sprintf("%s (%.1f s)", limit.Reason(), secs)
+		lr.Notes = append(lr.Notes, "exhaustive search: "+why)
+		strictPartial(lr, limit.Bound, secs, why)
 		return
 	case err != nil:
 		lr.Notes = append(lr.Notes, "exhaustive search: not run: "+err.Error())
@@ -341,4 +346,15 @@ func strictSearch(ctx context.Context, in Input, lr *LeverReport, budget int64) 
 		b.Infeasible = true
 	}
 	addBound(lr, b, "exhaustive search")
+}
+
+// strictPartial adds what a stopped exhaustive search proved (oracle.StrictLimitError's Bound:
+// A*'s least priority queued, which no schedule it had not reached beats) as a global bound of
+// kind exhaustive search, not exact.
+func strictPartial(lr *LeverReport, v, secs float64, why string) {
+	if v <= 0 {
+		return
+	}
+	addBound(lr, Bound{Name: "exhaustive search (stopped)", Kind: Exhaustive, Value: v, Seconds: secs,
+		Note: "oracle.Strict stopped, " + why + ": every strict schedule it had not reached takes at least this (A*'s least priority queued); global"}, "exhaustive search (stopped)")
 }

@@ -57,10 +57,10 @@ weight-offload (002: greedy, greedy-nodiscount, greedy-reserve, l2l, milp-guided
 offloading together, SPEC §6: pofo, remat-then-offload, offload-then-remat, sequence-offload,
 strict makespans; bounds Σ(u_f+u_b), the link credit, the kept-activation bound and the
 relaxation MILP (milp/combinedlb), global, the exhaustive search of strict schedules on ≤ 7
-stages, and on small integer chains the DP's class optimum, class only; needs --bandwidth; the
-DP refines its slots for up to 10 s, then plans for slower links, re-timed at the real one, for
-a third of that). A lever whose data is missing is skipped with a one-line reason; memsched
-assumes no bandwidth.
+stages (stopped at its cap or time share: the bound it had reached), and on small integer
+chains the DP's class optimum, class only; needs --bandwidth; the DP refines its slots for up
+to 10 s, then plans for slower links, re-timed at the real one, for a third of that). A lever
+whose data is missing is skipped with a one-line reason; memsched assumes no bandwidth.
 
 Each bound says its scope: global (every schedule of the lever's model, whoever made it) or
 class only (the plans of one strategy's class). The ratios, the best bound, "optimal" and "none

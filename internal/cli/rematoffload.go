@@ -154,8 +154,11 @@ the kept-activation bound (dp.KeptActivations: which stages keep ā from their f
 with whole tensors away; lower_bounds.kept_activations, after the link credit, 10 s at most)
 bound every schedule; with --slots exact the optimum of the class in the fluid model without
 the turn's idle bounds the class's strict schedules only (docs/remat-offload.md); the
-relaxation MILP (milp/combinedlb) bounds every schedule (lower_bounds.milp). An infeasible budget
-is a result, not an error. --time-limit covers the whole command, --max-memory the MILP's model
+relaxation MILP (milp/combinedlb) bounds every schedule (lower_bounds.milp); on chains of at
+most 7 stages the exhaustive search of every strict schedule (oracle.Strict;
+lower_bounds.exhaustive) proves the optimum or, stopped at its cap (2 Mi configurations, 512 Ki
+on measured float durations) or by the time limit, the bound it had reached (A*'s least time +
+estimate still queued). An infeasible budget is a result, not an error. --time-limit covers the whole command, --max-memory the MILP's model
 (it grows as the cube of the chain's length) and each C_MP table of the heuristics: what they
 stop is a note in the output, never a wrong number.`,
 		Example: `  memsched remat-offload --mem 80MiB --bandwidth 1GB/s                     # toy chain, the DP
@@ -779,6 +782,17 @@ func comboKept(ctx context.Context, rep *ComboReport, c *instances.Chain, budget
 	return comboBoundValue(rep, kb, r.Bound, "kept_activations")
 }
 
+// comboPartial reports what a stopped exhaustive search proved (oracle.StrictLimitError's
+// Bound: nothing it had not settled is faster) as lower_bounds.exhaustive, a global bound
+// but not the optimum.
+func comboPartial(rep *ComboReport, ex *ComboBound, v float64) error {
+	if v <= 0 {
+		return nil
+	}
+	ex.Note += "; proven so far: the least time + estimate still queued (A*)"
+	return comboBoundValue(rep, ex, v, "exhaustive")
+}
+
 // keptLimit is the most comboKept gives the kept-activation bound: certify's share for it.
 const keptLimit = 10 * time.Second
 
@@ -805,13 +819,14 @@ func comboExhaustive(ctx context.Context, rep *ComboReport, c *instances.Chain, 
 	r, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{Upper: upper, MaxNodes: oracle.ToolStrictNodes, MaxNodesFine: oracle.ToolStrictNodesFine,
 		MaxMemory: maxMem, Stop: ctx.Done()})
 	var limit *oracle.StrictLimitError
+	var stopped *oracle.StrictStoppedError
 	switch {
-	case errors.Is(err, oracle.ErrStrictStopped):
-		ex.Note = fmt.Sprintf("stopped at the time limit (--time-limit) after %.2f s", time.Since(start).Seconds())
-		return nil
+	case errors.As(err, &stopped):
+		ex.Note = fmt.Sprintf("stopped at the time limit (--time-limit) after %.2f s, %d configurations", time.Since(start).Seconds(), stopped.Nodes)
+		return comboPartial(rep, ex, stopped.Bound)
 	case errors.As(err, &limit):
 		ex.Note = fmt.Sprintf("%s (%.2f s)", limit.Reason(), time.Since(start).Seconds())
-		return nil
+		return comboPartial(rep, ex, limit.Bound)
 	case err != nil:
 		ex.Note = "not run: " + err.Error()
 		return nil

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 
 	"github.com/memsched/memsched/instances"
@@ -37,6 +38,13 @@ var ErrStrictLimit = errors.New("oracle: the exhaustive search of strict schedul
 type StrictLimitError struct {
 	MaxNodes  int
 	MaxMemory int64
+	// Bound is what the search proved before it stopped (seconds, rounded down; 0 when
+	// nothing): no strict schedule is faster (StrictOptions.Upper, when set, caps it). A* with
+	// a consistent estimate settles configurations in the order of their time reached plus
+	// estimate, and some configuration of an optimal schedule is always queued with at most
+	// the optimum; so the priority of the next configuration to settle is a global lower
+	// bound.
+	Bound float64
 }
 
 func (e *StrictLimitError) Error() string {
@@ -93,6 +101,19 @@ type StrictOptions struct {
 
 // ErrStrictStopped says that StrictOptions.Stop closed before the search ended.
 var ErrStrictStopped = errors.New("oracle: the exhaustive search of strict schedules was stopped")
+
+// StrictStoppedError is ErrStrictStopped (errors.Is) with what the search proved before it
+// stopped: Bound, as StrictLimitError's.
+type StrictStoppedError struct {
+	Nodes int
+	Bound float64
+}
+
+func (e *StrictStoppedError) Error() string {
+	return fmt.Sprintf("%v after %d configurations", ErrStrictStopped, e.Nodes)
+}
+
+func (e *StrictStoppedError) Is(target error) bool { return target == ErrStrictStopped }
 
 // StrictResult is an optimum of the strict combined model.
 type StrictResult struct {
@@ -391,16 +412,17 @@ func Strict(c *instances.Chain, budget int64, beta float64, opt StrictOptions) (
 		nodes[i].done = true
 		settled++
 
+		// Nothing queued is below nd.prio: the bound proved so far.
 		if settled > maxNodes {
-			return nil, &StrictLimitError{MaxNodes: maxNodes}
+			return nil, &StrictLimitError{MaxNodes: maxNodes, Bound: boundOf(nd.prio, tick, opt.Upper)}
 		}
 		if opt.MaxMemory > 0 && int64(len(nodes))*strictNodeBytes > opt.MaxMemory {
-			return nil, &StrictLimitError{MaxNodes: settled, MaxMemory: opt.MaxMemory}
+			return nil, &StrictLimitError{MaxNodes: settled, MaxMemory: opt.MaxMemory, Bound: boundOf(nd.prio, tick, opt.Upper)}
 		}
 		if settled&1023 == 0 && opt.Stop != nil {
 			select {
 			case <-opt.Stop:
-				return nil, ErrStrictStopped
+				return nil, &StrictStoppedError{Nodes: settled, Bound: boundOf(nd.prio, tick, opt.Upper)}
 			default:
 			}
 		}
@@ -749,4 +771,18 @@ func rebuildStrict(c *instances.Chain, budget int64, beta float64, ops []schedul
 	}
 	combined.Stamp(sch, rep)
 	return &StrictResult{Feasible: true, Makespan: want, Schedule: sch, Report: rep, Nodes: settled}, nil
+}
+
+// boundOf is p ticks in seconds, rounded down, and at most upper when upper is positive (the
+// search drops what cannot finish by upper, so past it p proves only upper).
+func boundOf(p tk, tick *big.Rat, upper float64) float64 {
+	r := new(big.Rat).Quo(new(big.Rat).SetInt(p.big()), tick)
+	f, _ := r.Float64()
+	if new(big.Rat).SetFloat64(f).Cmp(r) > 0 {
+		f = math.Nextafter(f, 0)
+	}
+	if upper > 0 && f > upper {
+		f = upper
+	}
+	return f
 }

@@ -1,6 +1,7 @@
 package oracle_test
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -220,4 +221,78 @@ func TestStrictNoIdleRoundTrip(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestStrictPartialBound: a search stopped by its node cap, its memory cap or Stop still
+// proves a bound — the priority of the next configuration to settle — and it is a lower bound:
+// on 120 random tiny chains (byte scale, every fifth at GiB scale, every third with real
+// durations), stopped at a quarter of the configurations the whole search settles, it is at
+// most the optimum and at least Σu (the first configuration's estimate), and above Σu on
+// some; with Upper below the optimum it is at most Upper. On the toy chain at 80 MiB, 1 GB/s
+// (no rematerialization sequence fits) it passes the link credit's 43.62 ms at 512 Ki
+// configurations and stays below the best schedule found, 66.78 ms.
+func TestStrictPartialBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(59, 7))
+	chains := 120
+	if testing.Short() {
+		chains = 40
+	}
+	var points, above int
+	for k := 0; k < chains; k++ {
+		c := instances.RandomTiny(r, k)
+		beta := float64(1 + r.IntN(4))
+		switch {
+		case k%3 == 0:
+			c, beta = instances.RealDurations(c.Scaled(1<<30), 1<<30, r)
+		case k%5 == 0:
+			c, beta = c.Scaled(1<<30), beta*(1<<30)
+		}
+		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+		require.NoError(t, err)
+		lo := verify.MinBudget(c)
+		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
+		name := fmt.Sprintf("chain %d (M = %d, β = %g)\n%s", k, budget, beta, describe(c))
+		all, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{})
+		require.NoError(t, err, name)
+		if !all.Feasible || all.Nodes < 8 {
+			continue
+		}
+		opt, _ := all.Makespan.Float64()
+		var le *oracle.StrictLimitError
+		_, err = oracle.Strict(c, budget, beta, oracle.StrictOptions{MaxNodes: all.Nodes / 4, MaxNodesFine: all.Nodes / 4})
+		require.ErrorAs(t, err, &le, name)
+		points++
+		require.LessOrEqual(t, le.Bound, opt, name)
+		require.GreaterOrEqual(t, le.Bound, c.ComputeTime()*(1-1e-12), name)
+		if le.Bound > c.ComputeTime()*(1+1e-9) {
+			above++
+		}
+		_, err = oracle.Strict(c, budget, beta, oracle.StrictOptions{MaxNodes: all.Nodes / 4, MaxNodesFine: all.Nodes / 4, Upper: opt * 0.999})
+		if errors.As(err, &le) {
+			require.LessOrEqual(t, le.Bound, opt*0.999, name)
+		} else {
+			require.NoError(t, err, name)
+		}
+	}
+	t.Logf("%d points stopped at a quarter of their configurations: the bound above Σu on %d", points, above)
+	require.Greater(t, points, chains/4)
+	require.Greater(t, above, points/10, "the bound should rise above the first configuration's estimate")
+
+	toy := instances.Toy()
+	var le *oracle.StrictLimitError
+	_, err := oracle.Strict(toy, 80<<20, 1e9, oracle.StrictOptions{Upper: 0.06678, MaxNodesFine: oracle.ToolStrictNodesFine})
+	require.ErrorAs(t, err, &le)
+	assert.Greater(t, le.Bound, 0.04362, "the link credit's bound")
+	assert.Less(t, le.Bound, 0.06678)
+	t.Logf("toy chain at 80 MiB, 1 GB/s: %.3f ms after %d configurations", le.Bound*1e3, le.MaxNodes)
+
+	stop := make(chan struct{})
+	close(stop)
+	var se *oracle.StrictStoppedError
+	_, err = oracle.Strict(toy, 80<<20, 1e9, oracle.StrictOptions{Stop: stop})
+	require.ErrorAs(t, err, &se)
+	assert.ErrorIs(t, err, oracle.ErrStrictStopped)
+	assert.Equal(t, 1024, se.Nodes)
+	assert.GreaterOrEqual(t, se.Bound, toy.ComputeTime()*(1-1e-12))
+	assert.LessOrEqual(t, se.Bound, le.Bound)
 }
