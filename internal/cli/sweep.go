@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -270,7 +271,11 @@ func writeJSONFile(path string, v any) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// printSweep prints one table per lever: the bound and each strategy's ratio per budget.
+// printSweep prints one table per lever: the bound and each strategy's ratio per budget. The
+// columns are every strategy a point of the lever has, in the order they first appear: a
+// row only some budgets have (the exhaustive search's, where it ended with a schedule) gets
+// its own column, "·" at the others (it had shifted the next point's ratios under the wrong
+// header).
 func printSweep(res *report.SweepResult, io *IO) {
 	fmt.Fprintf(io.Out, "chain: %s (%d stages)\n", res.Chain, res.Stages)
 	for l, why := range res.Skipped {
@@ -279,39 +284,52 @@ func printSweep(res *report.SweepResult, io *IO) {
 	for _, n := range res.Notes {
 		fmt.Fprintln(io.Out, "note: "+n)
 	}
-	var lever string
-	var w *tabwriter.Writer
-	for _, p := range res.Points {
-		if p.Lever != lever {
-			if w != nil {
-				w.Flush()
-			}
-			lever = p.Lever
-			fmt.Fprintf(io.Out, "\n== %s: ratio to the best lower bound (- = does not fit) ==\n", lever)
-			w = tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprint(w, "budget\tbest bound\tby")
+	for start := 0; start < len(res.Points); {
+		lever := res.Points[start].Lever
+		end := start
+		for end < len(res.Points) && res.Points[end].Lever == lever {
+			end++
+		}
+		points := res.Points[start:end]
+		start = end
+		var names []string
+		for _, p := range points {
 			for _, r := range p.Rows {
-				fmt.Fprintf(w, "\t%s", r.Strategy)
+				if !slices.Contains(names, r.Strategy) {
+					names = append(names, r.Strategy)
+				}
+			}
+		}
+		fmt.Fprintf(io.Out, "\n== %s: ratio to the best lower bound (- = does not fit, · = not run at that budget) ==\n", lever)
+		w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+		fmt.Fprint(w, "budget\tbest bound\tby")
+		for _, n := range names {
+			fmt.Fprintf(w, "\t%s", n)
+		}
+		fmt.Fprintln(w)
+		for _, p := range points {
+			lb, by := "-", p.BestBoundBy
+			if p.Infeasible {
+				lb = "infeasible"
+			} else if p.BestBound > 0 {
+				lb = instances.FormatDuration(p.BestBound)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s", instances.FormatSize(p.Budget), lb, by)
+			for _, n := range names {
+				cell := "·"
+				for _, r := range p.Rows {
+					if r.Strategy != n {
+						continue
+					}
+					cell = "-"
+					if r.Feasible && r.Ratio > 0 {
+						cell = formatRatio(r.Ratio, 3)
+					}
+				}
+				fmt.Fprintf(w, "\t%s", cell)
 			}
 			fmt.Fprintln(w)
 		}
-		lb, by := "-", p.BestBoundBy
-		if p.Infeasible {
-			lb = "infeasible"
-		} else if p.BestBound > 0 {
-			lb = instances.FormatDuration(p.BestBound)
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s", instances.FormatSize(p.Budget), lb, by)
-		for _, r := range p.Rows {
-			if r.Feasible && r.Ratio > 0 {
-				fmt.Fprintf(w, "\t%s", formatRatio(r.Ratio, 3))
-			} else {
-				fmt.Fprint(w, "\t-")
-			}
-		}
-		fmt.Fprintln(w)
-	}
-	if w != nil {
 		w.Flush()
 	}
 }

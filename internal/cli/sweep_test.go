@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,4 +90,25 @@ func TestSweepWeights(t *testing.T) {
 		assert.Equal(t, "weight-offload", p.Lever)
 		assert.Equal(t, "Σu", p.BestBoundBy)
 	}
+}
+
+// TestPrintSweepColumns: a strategy only some budgets have (the exhaustive search's row,
+// where it ended with a schedule: the toy chain's combined lever at 95 MiB but not at 75 or
+// 85 MiB) gets a column of its own, "·" where it did not run; its ratio had been printed
+// past the last column, under no header.
+func TestPrintSweepColumns(t *testing.T) {
+	row := func(name string, ratio float64) report.Row {
+		return report.Row{Strategy: name, Feasible: ratio > 0, Ratio: ratio}
+	}
+	res := &report.SweepResult{Chain: "toy", Stages: 7, Points: []report.Point{
+		{Lever: "remat-offload", Budget: 75 << 20, BestBound: 0.045, BestBoundBy: "b", Rows: []report.Row{row("pofo", 2.3), row("seq", 0)}},
+		{Lever: "remat-offload", Budget: 95 << 20, BestBound: 0.041, BestBoundBy: "b", Rows: []report.Row{row("pofo", 1), row("seq", 1.25), row("exhaustive", 1)}},
+	}}
+	var out bytes.Buffer
+	printSweep(res, &IO{Out: &out, ErrOut: &out})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 6, out.String())
+	assert.Equal(t, []string{"budget", "best", "bound", "by", "pofo", "seq", "exhaustive"}, strings.Fields(lines[3]))
+	assert.Equal(t, []string{"75.00", "MiB", "45.00", "ms", "b", "2.300", "-", "·"}, strings.Fields(lines[4]))
+	assert.Equal(t, []string{"95.00", "MiB", "41.00", "ms", "b", "1.000", "1.250", "1.000"}, strings.Fields(lines[5]))
 }
