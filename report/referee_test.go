@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -27,8 +28,10 @@ import (
 // offloading's (001's event search) and the combined model's (oracle.Strict). At every point no
 // global bound is above the optimum, no verified row is below it, "infeasible" only where
 // nothing fits, and "optimal" only at the optimum. 40 chains; MEMSCHED_CERTIFY_REFEREES=1: 500
-// (about 3 minutes: 1494 points, 1487 proven optimal, 7 combined points at the optimum whose
-// exhaustive search passed its 512 Ki configurations).
+// (about 2.5 minutes: 1493 points, 1490 proven optimal, 3 combined points at the optimum whose
+// exhaustive search passed its 512 Ki configurations; an earlier run: 1487 of 1494). On one
+// chain (439) the combined referee itself passes its 4 Mi configurations (the test failed
+// there): that point is checked against what the referee proved, every row at least its bound.
 func TestCertifyAgreesWithTheReferees(t *testing.T) {
 	chains := 40
 	if os.Getenv("MEMSCHED_CERTIFY_REFEREES") == "1" {
@@ -37,7 +40,7 @@ func TestCertifyAgreesWithTheReferees(t *testing.T) {
 		chains = 10
 	}
 	r := rand.New(rand.NewPCG(5, 77))
-	var points, proven, open int
+	var points, proven, open, pastCap int
 	for k := 0; k < chains; k++ {
 		c, beta := instances.RealDurations(instances.RandomTiny(r, k).Scaled(1<<30), 1<<30, r)
 		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
@@ -85,6 +88,18 @@ func TestCertifyAgreesWithTheReferees(t *testing.T) {
 			check("act-offload", 0, false)
 		}
 		ref, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{})
+		var limit *oracle.StrictLimitError
+		if errors.As(err, &limit) {
+			// The referee's own cap (4 Mi configurations; real durations make the search
+			// grow fast): no optimum to compare with, but what it proved bounds every row.
+			pastCap++
+			for _, row := range rep.Levers["remat-offload"].Rows {
+				if row.Feasible {
+					assert.GreaterOrEqual(t, row.Makespan, limit.Bound*(1-1e-9), "%s: %s below the referee's partial bound", name, row.Strategy)
+				}
+			}
+			continue
+		}
 		require.NoError(t, err, name)
 		opt := 0.0
 		if ref.Feasible {
@@ -92,5 +107,5 @@ func TestCertifyAgreesWithTheReferees(t *testing.T) {
 		}
 		check("remat-offload", opt, ref.Feasible)
 	}
-	t.Logf("%d chains: %d feasible lever points, %d proven optimal, %d at the optimum without a proof", chains, points, proven, open)
+	t.Logf("%d chains: %d feasible lever points, %d proven optimal, %d at the optimum without a proof; the combined referee past its cap on %d", chains, points, proven, open, pastCap)
 }
