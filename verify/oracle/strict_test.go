@@ -66,10 +66,7 @@ func TestStrictOneLever(t *testing.T) {
 	var remat, offl int
 	for k := 0; k < chains; k++ {
 		c := instances.RandomTiny(r, k)
-		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
-		require.NoError(t, err)
-		lo := verify.MinBudget(c)
-		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
+		budget := randomBudget(t, r, c)
 		beta := float64(1 + r.IntN(4))
 		name := fmt.Sprintf("chain %d (M = %d, β = %g)\n%s", k, budget, beta, describe(c))
 		for _, f := range []int64{1, 1 << 30} {
@@ -107,10 +104,7 @@ func TestStrictRealDurations(t *testing.T) {
 	var both int
 	for k := 0; k < chains; k++ {
 		c, beta := instances.RealDurations(instances.RandomTiny(r, k).Scaled(1<<30), 1<<30, r)
-		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
-		require.NoError(t, err)
-		lo := verify.MinBudget(c)
-		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
+		budget := randomBudget(t, r, c)
 		beta *= float64(1 + r.IntN(4))
 		name := fmt.Sprintf("chain %d (M = %d, β = %g)\n%s", k, budget, beta, describe(c))
 		noOff, noRe := oneLever(t, c, budget, beta, name)
@@ -247,10 +241,7 @@ func TestStrictPartialBound(t *testing.T) {
 		case k%5 == 0:
 			c, beta = c.Scaled(1<<30), beta*(1<<30)
 		}
-		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
-		require.NoError(t, err)
-		lo := verify.MinBudget(c)
-		budget := lo + r.Int64N(max(sa.Peak-lo, 0)+1)
+		budget := randomBudget(t, r, c)
 		name := fmt.Sprintf("chain %d (M = %d, β = %g)\n%s", k, budget, beta, describe(c))
 		all, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{})
 		require.NoError(t, err, name)
@@ -295,4 +286,13 @@ func TestStrictPartialBound(t *testing.T) {
 	assert.Equal(t, 1024, se.Nodes)
 	assert.GreaterOrEqual(t, se.Bound, toy.ComputeTime()*(1-1e-12))
 	assert.LessOrEqual(t, se.Bound, le.Bound)
+}
+
+// randomBudget draws a budget from c's smallest operation's to its store-all peak.
+func randomBudget(t *testing.T, r *rand.Rand, c *instances.Chain) int64 {
+	t.Helper()
+	sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
+	require.NoError(t, err)
+	lo := verify.MinBudget(c)
+	return lo + r.Int64N(max(sa.Peak-lo, 0)+1)
 }
