@@ -789,6 +789,7 @@ func comboPartial(rep *ComboReport, ex *ComboBound, v float64) error {
 	if v <= 0 {
 		return nil
 	}
+	ex.CertifiedBy += ", stopped before its end: a lower bound, not the optimum"
 	ex.Note += "; proven so far: the least time + estimate still queued (A*)"
 	return comboBoundValue(rep, ex, v, "exhaustive")
 }

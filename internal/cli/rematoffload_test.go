@@ -63,6 +63,16 @@ func TestRematOffloadToy(t *testing.T) {
 			assert.Equal(t, "restricted", r.DP.Inner)
 		}
 	}
+	// The exhaustive search passes its 512 Ki configurations here: what it proved by then is
+	// the best global bound, above the link credit's, and says it is not the optimum.
+	ex := rep.LowerBounds.Exhaustive
+	require.NotNil(t, ex)
+	require.NotNil(t, ex.Value, ex.Note)
+	require.NotNil(t, rep.LowerBounds.LinkCredit.Value)
+	assert.Greater(t, *ex.Value, *rep.LowerBounds.LinkCredit.Value)
+	assert.Equal(t, "exhaustive", rep.LowerBounds.BestBy)
+	assert.Contains(t, ex.CertifiedBy, "not the optimum")
+	assert.Contains(t, ex.Note, "proven so far")
 	// The pofo schedule through memsched verify.
 	code, out, stderr = run(t, "remat-offload", "--mem", "80MiB", "--bandwidth", "1GB/s", "--json")
 	require.Equal(t, 0, code, stderr)
