@@ -23,7 +23,8 @@ import (
 // TestCombinedZooTable is issue 31's zoo table (scripts/combined-zoo.sh runs it; not in CI):
 // for each chain of MEMSCHED_COMBINED_TABLE_DIR (made by `memsched gen zoo`), each budget 10 /
 // 25 / 50 / 75 % of the way from the smallest budget rematerialization fits to the store-all
-// peak and each bandwidth (12, 6 GB/s), the remat and act-offload levers (20 s each) and then
+// peak (MEMSCHED_COMBINED_TABLE_PCTS) and each bandwidth (12, 6 GB/s;
+// MEMSCHED_COMBINED_TABLE_BETAS, in GB/s), the remat and act-offload levers (20 s each) and then
 // the combined lever with their reports at hand (MEMSCHED_COMBINED_TABLE_SECONDS, default 60)
 // — one TSV row per point in MEMSCHED_COMBINED_TABLE_OUT: the combined lever's best verified
 // schedule and where it comes from, its best global bound and what certifies it, the ratio,
@@ -53,6 +54,14 @@ func TestCombinedZooTable(t *testing.T) {
 		}
 	}
 	betas := []float64{12e9, 6e9}
+	if v := os.Getenv("MEMSCHED_COMBINED_TABLE_BETAS"); v != "" { // in GB/s, "12 6"
+		betas = nil
+		for _, f := range strings.Fields(v) {
+			b, err := strconv.ParseFloat(f, 64)
+			require.NoError(t, err, "MEMSCHED_COMBINED_TABLE_BETAS=%q", v)
+			betas = append(betas, b*1e9)
+		}
+	}
 	out, err := os.OpenFile(os.Getenv("MEMSCHED_COMBINED_TABLE_OUT"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	require.NoError(t, err)
 	defer out.Close()

@@ -9,6 +9,7 @@
 # and after each chain in out/combined-zoo.load. Run it niced on a shared machine:
 #   nice scripts/combined-zoo.sh
 # Environment: COMBINED_ZOO_CHAINS (names below, default all), COMBINED_ZOO_PCTS ("10 25 50 75"),
+# COMBINED_ZOO_BETAS (GB/s, "12 6"),
 # COMBINED_ZOO_OUT (the rows' file, default out/combined-zoo.tsv; the gaps go beside it, -gaps.tsv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,7 @@ for name in $CHAINS; do
   echo "$name before: $(cat /proc/loadavg)" >>"$LOAD"
   MEMSCHED_COMBINED_TABLE_DIR=$OUT MEMSCHED_COMBINED_TABLE_CHAINS=$name MEMSCHED_COMBINED_TABLE_OUT=$TSV \
     MEMSCHED_COMBINED_TABLE_SECONDS=${COMBINED_ZOO_SECONDS:-60} MEMSCHED_COMBINED_TABLE_PCTS="${COMBINED_ZOO_PCTS:-10 25 50 75}" \
+    MEMSCHED_COMBINED_TABLE_BETAS="${COMBINED_ZOO_BETAS:-12 6}" \
     "$OUT/report.test" -test.run 'TestCombinedZooTable$' -test.timeout 4h -test.v | grep -v '^=== ' || exit 1
   echo "$name after: $(cat /proc/loadavg)" >>"$LOAD"
 done
