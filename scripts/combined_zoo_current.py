@@ -3,9 +3,10 @@
 
 The table was measured whole once (docs/combined-zoo-recompute.tsv: scripts/combined-zoo.sh,
 every network, 60 s a point) and its open points again with each later change, one set of
-networks at a time (docs/combined-zoo-kept.tsv, -smallsets.tsv, -derated.tsv: the same script
-with COMBINED_ZOO_CHAINS). A later row replaces an earlier one of the same point (chain,
-bandwidth, budget): each re-run measured the whole lever with the code of its day. This prints
+networks or points at a time (docs/combined-zoo-kept.tsv, -smallsets.tsv, -derated.tsv,
+-evals.tsv: the same script with COMBINED_ZOO_CHAINS, _PCTS, _BETAS). Each point keeps the
+fastest verified schedule and the highest global bound any run measured there — each is a
+certificate on its own, and a run under load can come out slower; proven where they meet. This prints
 the counts the issue asks for, then every point not proven optimal with its residual gap and
 what was measured about it:
 
@@ -25,7 +26,8 @@ import sys
 
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs")
 BASE = "combined-zoo-recompute.tsv"
-LATER = ["combined-zoo-kept.tsv", "combined-zoo-smallsets.tsv", "combined-zoo-derated.tsv"]
+LATER = ["combined-zoo-kept.tsv", "combined-zoo-smallsets.tsv", "combined-zoo-derated.tsv",
+         "combined-zoo-evals.tsv"]
 GAPS = "combined-zoo-recompute-gaps.tsv"
 TENSOR_AWARE = "tensor-aware-zoo.tsv"
 FIELDS = ("combined_ms", "combined_by", "bound_ms", "bound_by", "ratio", "proven")
@@ -50,7 +52,20 @@ def main():
         for k, r in load(name).items():
             if k not in pts:
                 sys.exit(f"{name}: point {k} is not in {BASE}")
-            pts[k].update({f: r[f] for f in FIELDS}, source=name)
+            p = pts[k]
+            # The fastest verified schedule and the highest global bound any run measured:
+            # each is a certificate on its own (a run under load can come out slower).
+            if float(r["combined_ms"]) < float(p["combined_ms"]) - 5e-4:
+                p.update(combined_ms=r["combined_ms"], combined_by=r["combined_by"], source=name)
+            if float(r["bound_ms"]) > float(p["bound_ms"]) + 5e-4:
+                p.update(bound_ms=r["bound_ms"], bound_by=r["bound_by"])
+            if r["proven"] == "true" and abs(float(r["combined_ms"]) - float(p["combined_ms"])) <= 5e-4:
+                p["proven"] = "true"
+    for p in pts.values():
+        cm, bd = float(p["combined_ms"]), float(p["bound_ms"])
+        if bd >= cm - 5e-4:  # the tables round to 1 µs
+            p["proven"] = "true"
+        p["ratio"] = "1.0000" if p["proven"] == "true" else f"{cm / bd:.4f}"
     gaps, ta = load(GAPS), load(TENSOR_AWARE)
     rows = sorted(pts.values(), key=lambda r: (ORDER.index(r["chain"]) if r["chain"] in ORDER else 99,
                                                 -float(r["beta_GBps"]), int(r["pct"])))
