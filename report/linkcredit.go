@@ -285,7 +285,8 @@ const strictShare = 0.5
 // pruned by the fastest verified row: its schedule, when faster, is the row "exhaustive", and
 // a search that ends proves its makespan — or the best row's, when it finds nothing faster —
 // a lower bound of kind exhaustive search. Stopped by the share or its node cap, it adds a
-// note; it is not run once a global bound meets the best row.
+// note and what it proved by then (strictPartial); it is not run once a global bound meets
+// the best row.
 func strictSearch(ctx context.Context, in Input, lr *LeverReport, budget int64) {
 	if in.Chain.Len() > oracle.MaxStrictStages {
 		return

@@ -158,9 +158,10 @@ relaxation MILP (milp/combinedlb) bounds every schedule (lower_bounds.milp); on 
 most 7 stages the exhaustive search of every strict schedule (oracle.Strict;
 lower_bounds.exhaustive) proves the optimum or, stopped at its cap (2 Mi configurations, 512 Ki
 on measured float durations) or by the time limit, the bound it had reached (A*'s least time +
-estimate still queued). An infeasible budget is a result, not an error. --time-limit covers the whole command, --max-memory the MILP's model
-(it grows as the cube of the chain's length) and each C_MP table of the heuristics: what they
-stop is a note in the output, never a wrong number.`,
+estimate still queued). An infeasible budget is a result, not an error. --time-limit covers
+the whole command, --max-memory the MILP's model (it grows as the cube of the chain's length)
+and each C_MP table of the heuristics: what they stop is a note in the output, never a wrong
+number.`,
 		Example: `  memsched remat-offload --mem 80MiB --bandwidth 1GB/s                     # toy chain, the DP
   memsched remat-offload --mem 80MiB --bandwidth 1GB/s --algo all --json
   memsched gen zoo resnet --depth 101 --batch 32 -o r101.json
