@@ -24,6 +24,8 @@ import csv
 import os
 import sys
 
+from combined_zoo_table import ORDER  # the networks in the table's order
+
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs")
 BASE = "combined-zoo-recompute.tsv"
 LATER = ["combined-zoo-kept.tsv", "combined-zoo-smallsets.tsv", "combined-zoo-derated.tsv",
@@ -31,8 +33,6 @@ LATER = ["combined-zoo-kept.tsv", "combined-zoo-smallsets.tsv", "combined-zoo-de
 GAPS = "combined-zoo-recompute-gaps.tsv"
 TENSOR_AWARE = "tensor-aware-zoo.tsv"
 FIELDS = ("combined_ms", "combined_by", "bound_ms", "bound_by", "ratio", "proven")
-ORDER = ["resnet50", "resnet101", "resnet152", "inception3", "vgg19", "gpt2-12", "bert-24",
-         "densenet121", "densenet201"]
 
 
 def load(name):
