@@ -445,9 +445,12 @@ type FloatingExact struct {
 // (LinkCredit): an operation of phase ℓ (004 Def. 4.2: δ^ℓ current) fits in the budget plus
 // phase[ℓ] — B^{L+1} and every forward of phase L+1 run again plus phase[L+1] — except the
 // first run of F^k in phase L+1, which fits in the budget plus first[k] (nil: phase[L+1]).
-// Every extra is ≥ 0.
+// Every extra in phase and first is ≥ 0; back may be below.
 type phaseCredit struct {
 	phase, first []int64
+	// back, when set, is B^ℓ's own extra (its phase's otherwise): a backward does not move
+	// in 004 Lemma 4.4's exchanges, so its budget need not be raised to a running maximum.
+	back []int64
 }
 
 // ref is the extra budget of the forwards of a state (s, ·, ℓ): of phase ℓ, and for ℓ = L+1
@@ -601,6 +604,9 @@ func (f *FloatingExact) fillCell(wk *floatingWorker, r, l int) error {
 			bShift := int64(0)
 			if f.cred != nil {
 				bShift = f.cred.phase[r] - f.ref(l, r)
+				if f.cred.back != nil {
+					bShift = f.cred.back[r] - f.ref(l, r)
+				}
 			}
 			need := max(bc.d[l]+bc.abar[r]+bc.of[r], bc.d[r]+bc.abar[r]+bc.d[r-1]+bc.ob[r]-bShift)
 			base := bc.uf[r] + bc.ub[r]

@@ -48,6 +48,14 @@ type LinkCreditOptions struct {
 	// NoRecompute leaves out the recomputation every schedule runs (recompute.go): the
 	// credits as if nothing were recomputed, the older, weaker bound; for measurement.
 	NoRecompute bool
+	// NoBack checks every backward against its phase's credit raised to the running maximum,
+	// as the credit did before B^ℓ had its own (Back); for measurement.
+	NoBack bool
+	// NoDeficit leaves out the link's deficit (deficit.go; with Whole only, after the
+	// whole-tensor probes): the tensors away during an operation are held ones, each
+	// offloaded after it was produced, so β·s overstates what the link can have moved when the
+	// first pass holds little early; for measurement.
+	NoDeficit bool
 }
 
 // LinkCreditThinOfSumU is the thinning (LinkCreditOptions.Thin) the tools give a first,
@@ -84,7 +92,10 @@ type LinkCreditResult struct {
 	// First[1] is then negative). MinMakespan is the least makespan that recomputation
 	// leaves room for (at least Σu): the table's T are at least it.
 	Credit, First []float64
-	MinMakespan   float64
+	// Back[ℓ] is B^ℓ's own credit (ℓ = 1..L+1), in seconds as Credit, not raised to the
+	// running maximum (nil with NoBack): B^ℓ fits in M + β·(T − Σu + Back[ℓ]).
+	Back        []float64
+	MinMakespan float64
 	// TopBudget is the table's budget in bytes (phase L+1's at T = Upper, or at Prune).
 	TopBudget int64
 	// Stats is the exact table's size.
@@ -100,6 +111,10 @@ type LinkCreditResult struct {
 	Fluid  float64
 	Probes int
 	Gap    float64
+	// Deficit is the bound with whole tensors and the link's deficit (deficit.go), Bound
+	// unless stopped before; DeficitProbes counts its tables (one per makespan probed).
+	Deficit       float64
+	DeficitProbes int
 }
 
 // ErrLinkCreditUpper says that LinkCredit found no makespan up to Upper: Upper is not the
@@ -148,6 +163,16 @@ func (e *LinkCreditScopeError) Reason() string {
 // whose budgets are then no smaller): checked against the exhaustive search with the same
 // budgets, forwards run again included (oracle.RematBudgeted), and against the exact strict
 // optimum (oracle.Strict) on random tiny chains.
+//
+// The backwards' own credits (issue 31's stop of 2026-11-29, evening). The running maximum
+// is there for the forwards the exchanges move; a backward never moves, and B^h's memory
+// after an exchange is not larger (the delayed forwards' output was held through it, or their
+// input, no larger by Cor. 4.5, is held instead). So B^ℓ is checked against its own credit,
+// Back[ℓ] = min(Σ_{k<ℓ} u_b − ε_ℓ, Σu − Σ_{k≤ℓ} u_b − ρ_ℓ) — it ends after everything but
+// B^{ℓ−1} … B^1 — not against the phase's running maximum, which handed the late backwards
+// the turn's credit: on ResNet-101 at 10 %, 12 GB/s the credit's best sequence held ā^1 …
+// ā^9 through B^9 … B^3, over a GB beyond the budget that their own windows cannot bring
+// back; the bound rises from 209.76 to 211.48 ms (pofo's schedule: 216.28 ms).
 //
 // The recomputation (recompute.go). p and q count only what every sequence runs; a schedule also
 // recomputes. Every ā^j (j < ℓ) not stored while B^ℓ runs is recomputed after it, so the
@@ -215,6 +240,8 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 	// ⌊M + β·(T − Σu)⌋ + ⌈β·first[1]⌉, every other operation's that plus its credit's bytes.
 	ph, fi := h, first
 	minT := sumU
+	zero := make([]float64, n+1)
+	rhoAt, epsAt := zero, zero
 	fits := true
 	// Built once (its knapsacks take 14 ms on DenseNet-201): the fluid table and the
 	// whole-tensor probes share it.
@@ -224,12 +251,16 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 		res.TurnRecompute = rho[n]
 		if fits = ok && shape.enough(cut, rho, eps); fits {
 			ph, fi = shape.credits(rho, eps)
+			rhoAt, epsAt = rho, eps
 			for l := 1; l <= n; l++ {
 				minT = max(minT, sumU+rho[l]+eps[l])
 			}
 		}
 	}
 	res.Credit, res.First, res.MinMakespan = ph, fi, minT
+	if !o.NoBack {
+		res.Back = shape.backCredits(rhoAt, epsAt)
+	}
 	if !fits {
 		// Some B^ℓ fits no set of activations even at cut, or the recomputation alone takes
 		// longer than cut: nothing up to cut fits, and cut is the fluid bound (the whole-tensor
@@ -238,7 +269,7 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 			return res, ErrLinkCreditUpper
 		}
 		res.Bound, res.Fluid = cut, cut
-	} else if err := linkCreditTable(c, budget, beta, o, cut, minT, ph, fi, &res); err != nil {
+	} else if err := linkCreditTable(c, budget, beta, o, cut, minT, ph, fi, res.Back, &res); err != nil {
 		return res, err
 	}
 	if o.Whole {
@@ -252,7 +283,7 @@ func LinkCredit(c *instances.Chain, budget int64, beta float64, o LinkCreditOpti
 // linkCreditTable fills LinkCredit's fluid table, pruned at cut, with the credits h and first
 // (seconds beyond T − Σu; first[1] the least), no makespan below minT, and sets res's bound,
 // fluid bound, stats and sequences.
-func linkCreditTable(c *instances.Chain, budget int64, beta float64, o LinkCreditOptions, cut, minT float64, h, first []float64, res *LinkCreditResult) error {
+func linkCreditTable(c *instances.Chain, budget int64, beta float64, o LinkCreditOptions, cut, minT float64, h, first, back []float64, res *LinkCreditResult) error {
 	n := c.Len()
 	sumU := c.ComputeTime()
 	c1 := ceilBytes(beta, first[1])
@@ -261,6 +292,12 @@ func linkCreditTable(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		// cred.first[1] = 0: the table's budget is F^1's, ⌊M + β·(T − Σu)⌋ + c1.
 		cred.phase[l] = ceilBytes(beta, h[l]) - c1
 		cred.first[l] = ceilBytes(beta, first[l]) - c1
+	}
+	if back != nil {
+		cred.back = make([]int64, n+1)
+		for l := 1; l <= n; l++ {
+			cred.back[l] = ceilBytes(beta, back[l]) - c1
+		}
 	}
 	top := math.Floor(float64(budget)+beta*(cut-sumU)) + float64(c1)
 	res.TopBudget = bytesOf(top)
@@ -288,7 +325,7 @@ func linkCreditTable(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	default:
 		return ErrLinkCreditUpper
 	}
-	res.Fluid = res.Bound
+	res.Fluid, res.Deficit = res.Bound, res.Bound
 	if o.Sequences > 0 {
 		idx := make([]int, len(front))
 		for i := range idx {
@@ -360,6 +397,12 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	zero := make([]float64, n+1)
 	// credits returns the probe's credits at T, nil when the recomputation alone exceeds T
 	// or some B^ℓ fits no set of activations (recompute.go, with whole tensors too).
+	// fluidAt is a credit h's bytes over the budget at T (as the probes' fluid caps), rhoN the
+	// last probe's ρ_{L+1}.
+	fluidAt := func(T, h float64) int64 {
+		return max(bytesOf(math.Floor(float64(budget)+beta*(T-sumU)))-budget, 0) + ceilBytes(beta, h)
+	}
+	var rhoN float64
 	credits := func(T float64) *phaseCredit {
 		cr := &phaseCredit{phase: make([]int64, n+1), first: make([]int64, n+1)}
 		// Each at most its fluid credit, as the fluid table rounds it (⌊M + β·(T − Σu)⌋ − M +
@@ -389,6 +432,7 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 			}
 			ph, fi = shape.credits(rho, eps)
 			before = func(l int) float64 { return pb[l] }
+			rhoN = rho[n]
 		}
 		run := int64(math.MinInt64)
 		for k := 1; k <= n; k++ {
@@ -406,9 +450,21 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 			run = max(run, v)
 			cr.phase[l] = run
 		}
+		if !o.NoBack {
+			// B^ℓ's own window, not raised to the running maximum (a backward does not move
+			// in 004 Lemma 4.4's exchanges): it starts by T − Σ_{k≤ℓ} u_b − ρ_ℓ and ends after
+			// Σu_f + Σ_{k≥ℓ} u_b + ε_ℓ (B^{L+1}: by T − Σu_b − ρ_{L+1}, after Σu_f +
+			// u_b^{L+1}); each cap at most its fluid credit, as above.
+			back := shape.backCredits(rho, eps)
+			cr.back = make([]int64, n+1)
+			cr.back[n] = min(wf[n].at(T-sub-rho[n]), wb[n].at(T-suf-shape.ubn), fluid(back[n]))
+			for l := n - 1; l >= 1; l-- {
+				cr.back[l] = min(wf[l].at(T-pb[l]-rho[l]), wb[l].at(T-suf-(sub-pb[l-1])-eps[l]), fluid(back[l]))
+			}
+		}
 		return cr
 	}
-	fits := func(T float64) (bool, error) {
+	fits := func(T float64, deficit bool) (bool, error) {
 		cr := credits(T)
 		if cr == nil {
 			return false, nil
@@ -417,6 +473,9 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		for l := 1; l <= n; l++ {
 			cr.phase[l] -= base
 			cr.first[l] -= base
+			if cr.back != nil {
+				cr.back[l] -= base
+			}
 		}
 		opt := o.Exact
 		opt.Cutoff = T
@@ -434,24 +493,53 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		if f.avail < 0 {
 			return false, nil
 		}
-		return f.row(f.g, 1, 1, n).value(f.avail) <= T*(1+1e-12), nil
+		if f.row(f.g, 1, 1, n).value(f.avail) > T*(1+1e-12) {
+			return false, nil
+		}
+		if !deficit {
+			return true, nil
+		}
+		// The link's deficit on top (deficit.go): the s-side fluid credits of the first runs
+		// and of B^{L+1} at T, in this table's bytes.
+		sfirst := make([]int64, n+1)
+		for j := 1; j <= n; j++ {
+			sfirst[j] = fluidAt(T, pf[j-1]-rhoN) - base
+		}
+		ok, _, err := deficitFits(f, budget+base, T, beta, sfirst, fluidAt(T, suf-rhoN)-base, pf, opt.Stop)
+		res.DeficitProbes++
+		return ok, err
+	}
+	// wholeDeficit ends the whole-tensor bisection, whose bound is lo: the link's deficit on
+	// top of the whole-tensor tables, from lo (deficit.go), last, so that a share spent on it
+	// loses nothing the probes before proved.
+	wholeDeficit := func(lo float64) error {
+		res.Deficit = lo
+		if o.NoDeficit || lo >= o.Upper {
+			return nil
+		}
+		b, err := deficitBisect(lo, o.Upper, o.Upper, func(T float64) (bool, error) { return fits(T, true) })
+		if err != nil {
+			return err
+		}
+		res.Bound, res.Deficit = b, b
+		return nil
 	}
 	lo, hi := res.Bound, o.Upper
 	probes := o.MaxProbes
 	if probes <= 0 {
 		probes = 24
 	}
-	if ok, err := fits(lo); errors.Is(err, ErrStopped) {
+	if ok, err := fits(lo, false); errors.Is(err, ErrStopped) {
 		return nil // no time for whole tensors: the fluid bound stands
 	} else if err != nil {
 		return err
 	} else if ok {
-		return nil // the fluid bound already fits with whole tensors
+		return wholeDeficit(lo) // the fluid bound already fits with whole tensors
 	}
 	k := 1
 	for ; k < probes && hi-lo > 1e-6*hi; k++ {
 		mid := lo + (hi-lo)/2
-		ok, err := fits(mid)
+		ok, err := fits(mid, false)
 		if errors.Is(err, ErrStopped) {
 			res.Bound, res.Gap = lo, hi-lo
 			return nil // the bound so far stands
@@ -472,7 +560,7 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	// 2050.01 ms]", where this probe proves it.
 	if hi == o.Upper && k < probes && hi-lo <= 1e-6*hi {
 		if t := o.Upper * (1 - wholeCloseTol); t > lo {
-			ok, err := fits(t)
+			ok, err := fits(t, false)
 			switch {
 			case errors.Is(err, ErrStopped):
 			case err != nil:
@@ -485,7 +573,7 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		}
 	}
 	res.Bound, res.Gap = lo, hi-lo
-	return nil
+	return wholeDeficit(lo)
 }
 
 // wholeCloseTol is how far below Upper linkCreditWhole's last probe lies: half of the 1e-9 by
@@ -527,3 +615,68 @@ func linkCredits(c *instances.Chain) (h, first []float64) {
 // LinkCreditCertificate says what certifies LinkCredit's bound and its scope, for the reports
 // (certify, remat-offload).
 const LinkCreditCertificate = "link-credit relaxation (dp.LinkCredit, docs/bounds.md): during an operation the bytes above the budget are away, offloaded whole before it and prefetched after it on one link — at most β times the time that must precede or follow it (the recomputation of what each backward cannot hold included), and what whole tensors of the stages run so far can cross by then; the fastest 004 sequence under these budgets by exact C_FL with per-phase budgets; global: bounds every strict schedule of rematerialization and offloading together, the other levers' included"
+
+// deficitBisect returns the largest makespan a bisection on [lo, hi] proves does not fit
+// (fits says whether one does, with the link's deficit; nothing below lo fits), at least lo.
+// Stopped (ErrStopped), the makespan proved so far. Where nothing below hi = upper fitted, one
+// probe just below upper (by wholeCloseTol) decides whether upper's schedule is optimal.
+func deficitBisect(lo, hi, upper float64, fits func(T float64) (bool, error)) (float64, error) {
+	ok, err := fits(lo)
+	if errors.Is(err, ErrStopped) || err == nil && ok {
+		return lo, nil
+	} else if err != nil {
+		return lo, err
+	}
+	// Upwards from lo in steps growing fourfold from 10⁻⁵ of it, then a bisection in the last
+	// step: a deficit that moves the bound by little costs few tables (each is as large as
+	// the link-credit table's last phase times its levels, squared).
+	top := hi
+	for step := 1e-5 * lo; ; step *= 4 {
+		t := lo + step
+		if t >= top {
+			break
+		}
+		ok, err := fits(t)
+		if errors.Is(err, ErrStopped) {
+			return lo, nil
+		} else if err != nil {
+			return lo, err
+		}
+		if ok {
+			if lo+1e-5*lo >= t {
+				return lo, nil // it moves the bound by less than 10⁻⁵: not worth its tables
+			}
+			hi = t
+			break
+		}
+		lo = t
+	}
+	for k := 0; k < 24 && hi-lo > 1e-6*hi; k++ {
+		mid := lo + (hi-lo)/2
+		ok, err := fits(mid)
+		if errors.Is(err, ErrStopped) {
+			return lo, nil
+		} else if err != nil {
+			return lo, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	if hi == upper && hi-lo <= 1e-6*hi {
+		if t := upper * (1 - wholeCloseTol); t > lo {
+			ok, err := fits(t)
+			if errors.Is(err, ErrStopped) {
+				return lo, nil
+			} else if err != nil {
+				return lo, err
+			}
+			if !ok {
+				lo = t
+			}
+		}
+	}
+	return lo, nil
+}

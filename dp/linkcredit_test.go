@@ -12,6 +12,7 @@ import (
 	"github.com/memsched/memsched/dp"
 	"github.com/memsched/memsched/heuristics/checkpoint"
 	"github.com/memsched/memsched/instances"
+	"github.com/memsched/memsched/instances/zoo"
 	"github.com/memsched/memsched/schedule"
 	"github.com/memsched/memsched/verify"
 	"github.com/memsched/memsched/verify/oracle"
@@ -25,8 +26,11 @@ func bruteLinkCredit(t *testing.T, c *instances.Chain, budget int64, beta, upper
 	ok := func(T float64) bool {
 		of := func(phase int, op schedule.Op, first bool) int64 {
 			g := r.Credit[phase]
-			if first {
+			switch {
+			case first:
 				g = r.First[op.Stage]
+			case op.Kind == schedule.B && r.Back != nil:
+				g = r.Back[op.Stage]
 			}
 			return int64(math.Floor(float64(budget) + beta*(T-sumU+g)))
 		}
@@ -62,7 +66,7 @@ func TestLinkCreditAgainstReferees(t *testing.T) {
 	if testing.Short() {
 		chains = 60
 	}
-	var solved, aboveSumU, tight, wholeAbove int
+	var solved, aboveSumU, tight, wholeAbove, backAbove, deficitAbove int
 	for k := 0; k < chains; k++ {
 		c := instances.RandomTiny(r, k)
 		sa, err := verify.Remat(c, checkpoint.StoreAll(c), verify.RematOptions{})
@@ -77,11 +81,30 @@ func TestLinkCreditAgainstReferees(t *testing.T) {
 			continue
 		}
 		opt, _ := ref.Makespan.Float64()
-		got, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt})
+		// The exhaustive search takes per-operation budgets: the bound without the deficit
+		// (whose budgets depend on what the first pass holds) is checked against it, the bound
+		// with it against the optimum.
+		got, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt, NoDeficit: true})
 		require.NoError(t, err, name)
 		brute := bruteLinkCredit(t, c, budget, beta, opt, got)
 		require.InDelta(t, brute, got.Bound, 1e-9*opt+1e-12, name)
 		require.LessOrEqual(t, got.Bound, opt*(1+1e-12), name)
+		// Each backward against its own credit: at least the bound with the phases' running
+		// maximum for every operation.
+		def, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt})
+		require.NoError(t, err, name)
+		require.LessOrEqual(t, def.Bound, opt*(1+1e-12), name)
+		require.GreaterOrEqual(t, def.Bound, got.Bound*(1-1e-12), name)
+		if def.Bound > got.Bound*(1+1e-9) {
+			deficitAbove++
+		}
+		nb, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt, NoBack: true, NoDeficit: true})
+		require.NoError(t, err, name)
+		require.Nil(t, nb.Back, name)
+		require.LessOrEqual(t, nb.Bound, got.Bound*(1+1e-12), name)
+		if got.Bound > nb.Bound*(1+1e-9) {
+			backAbove++
+		}
 		whole, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt, Whole: true})
 		require.NoError(t, err, name)
 		require.GreaterOrEqual(t, whole.Bound, got.Bound, name)
@@ -110,7 +133,7 @@ func TestLinkCreditAgainstReferees(t *testing.T) {
 			tight++
 		}
 	}
-	t.Logf("%d chains solved: the bound above Σu on %d, at the optimum on %d; whole tensors raise it on %d", solved, aboveSumU, tight, wholeAbove)
+	t.Logf("%d chains solved: the bound above Σu on %d, at the optimum on %d; whole tensors raise it on %d; the backwards' own credits on %d; the deficit on %d", solved, aboveSumU, tight, wholeAbove, backAbove, deficitAbove)
 }
 
 // TestLinkCreditThinned: thinned (LinkCreditOptions.Thin) the link credit is at most the exact
@@ -284,4 +307,37 @@ func TestLinkCreditTurnAgainstStrict(t *testing.T) {
 	t.Logf("%d chains solved: the turn raises the bound on %d; at the optimum on %d (%d without it)", solved, raised, tightTurn, tightOld)
 	require.Greater(t, solved, chains/2, "the exhaustive search solved too few chains")
 	require.Positive(t, raised, "the turn never raised the bound: the test does not exercise it")
+}
+
+// TestLinkCreditBackwardsAndDeficit: ResNet-101 (224², batch 32) at 10 % of the way from
+// remat's smallest budget to the store-all peak, 12 GB/s — issue 31's widest zoo bracket,
+// 216.279 ms (pofo) against 209.757 ms. There the credit's best sequence held ā^1 … ā^9
+// through B^9 … B^3, whose own windows (B^ℓ ends after everything but B^{ℓ−1} … B^1) cannot
+// bring back what the running maximum of the phases' credits let them keep away: with each
+// backward against its own credit the bound rises by more than 1.5 ms, fluid and with whole
+// tensors (NoBack gives the bound before). Its next best sequences store nothing but a^0
+// before a^1 … a^4, so that the link has little to send before 17.8 ms: the link's deficit
+// raises the bound by more than 0.5 ms more (NoDeficit leaves it out).
+func TestLinkCreditBackwardsAndDeficit(t *testing.T) {
+	c, err := zoo.ResNet(zoo.CNNConfig{Depth: 101, Image: 224, Batch: 32})
+	require.NoError(t, err)
+	const budget, beta, upper = 1168257843, 12e9, 0.216279
+	bound := func(o dp.LinkCreditOptions) dp.LinkCreditResult {
+		o.Upper, o.Whole = upper, true
+		r, err := dp.LinkCredit(c, budget, beta, o)
+		require.NoError(t, err)
+		return r
+	}
+	before := bound(dp.LinkCreditOptions{NoBack: true, NoDeficit: true})
+	own := bound(dp.LinkCreditOptions{NoDeficit: true})
+	all := bound(dp.LinkCreditOptions{})
+	t.Logf("fluid %.4f ms (%.4f before), with whole tensors %.4f ms (%.4f before), with the deficit %.4f ms (%d tables)",
+		own.Fluid*1e3, before.Fluid*1e3, own.Bound*1e3, before.Bound*1e3, all.Bound*1e3, all.DeficitProbes)
+	require.Greater(t, own.Fluid, before.Fluid+1.5e-3)
+	require.Greater(t, own.Bound, before.Bound+1.5e-3)
+	require.Greater(t, all.Bound, own.Bound+0.5e-3)
+	require.Less(t, all.Bound, upper)
+	for l := 1; l <= c.Len(); l++ {
+		require.LessOrEqual(t, own.Back[l], own.Credit[l], "B^%d's own credit above its phase's", l)
+	}
 }

@@ -283,3 +283,16 @@ func (s *creditShape) credits(rho, eps []float64) (phase, first []float64) {
 	}
 	return phase, first
 }
+
+// backCredits returns B^ℓ's own credit (seconds beyond T − Σu), not raised to a running
+// maximum: B^ℓ starts by T − Σ_{k≤ℓ} u_b − ρ_ℓ and ends after Σu_f + Σ_{k≥ℓ} u_b + ε_ℓ
+// (B^{L+1}: by T − Σu_b − ρ_{L+1}, after Σu_f + u_b^{L+1}).
+func (s *creditShape) backCredits(rho, eps []float64) []float64 {
+	n := s.n
+	back := make([]float64, n+1)
+	back[n] = min(s.sub-s.ubn, s.suf-rho[n])
+	for l := n - 1; l >= 1; l-- {
+		back[l] = min(s.pb[l-1]-eps[l], s.sumU-s.pb[l]-rho[l])
+	}
+	return back
+}
