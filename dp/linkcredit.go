@@ -457,9 +457,10 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 			// u_b^{L+1}); each cap at most its fluid credit, as above.
 			back := shape.backCredits(rho, eps)
 			cr.back = make([]int64, n+1)
-			cr.back[n] = min(wf[n].at(T-sub-rho[n]), wb[n].at(T-suf-shape.ubn), fluid(back[n]))
+			sl := 1e-12 * T // the windows' float sums, as backCredits'
+			cr.back[n] = min(wf[n].at(T-sub-rho[n]+sl), wb[n].at(T-suf-shape.ubn+sl), fluid(back[n]))
 			for l := n - 1; l >= 1; l-- {
-				cr.back[l] = min(wf[l].at(T-pb[l]-rho[l]), wb[l].at(T-suf-(sub-pb[l-1])-eps[l]), fluid(back[l]))
+				cr.back[l] = min(wf[l].at(T-pb[l]-rho[l]+sl), wb[l].at(T-suf-(sub-pb[l-1])-eps[l]+sl), fluid(back[l]))
 			}
 		}
 		return cr
@@ -514,8 +515,8 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	// loses nothing the probes before proved.
 	wholeDeficit := func(lo float64) error {
 		res.Deficit = lo
-		if o.NoDeficit || lo >= o.Upper {
-			return nil
+		if o.NoDeficit || n > DeficitMaxStages || lo >= o.Upper*(1-2*wholeCloseTol) {
+			return nil // left out, too large, or Upper proven optimal already
 		}
 		b, err := deficitBisect(lo, o.Upper, o.Upper, func(T float64) (bool, error) { return fits(T, true) })
 		if err != nil {
@@ -614,7 +615,7 @@ func linkCredits(c *instances.Chain) (h, first []float64) {
 
 // LinkCreditCertificate says what certifies LinkCredit's bound and its scope, for the reports
 // (certify, remat-offload).
-const LinkCreditCertificate = "link-credit relaxation (dp.LinkCredit, docs/bounds.md): during an operation the bytes above the budget are away, offloaded whole before it and prefetched after it on one link — at most β times the time that must precede or follow it (the recomputation of what each backward cannot hold included), and what whole tensors of the stages run so far can cross by then; the fastest 004 sequence under these budgets by exact C_FL with per-phase budgets; global: bounds every strict schedule of rematerialization and offloading together, the other levers' included"
+const LinkCreditCertificate = "link-credit relaxation (dp.LinkCredit, docs/bounds.md): during an operation the bytes above the budget are away, offloaded whole before it and prefetched after it on one link — at most β times the time that must precede or follow it (the recomputation of what each backward cannot hold included; each backward its own), less what the first pass held too late to have sent (the link's deficit), and what whole tensors of the stages run so far can cross by then; the fastest 004 sequence under these budgets by exact C_FL with per-phase budgets; global: bounds every strict schedule of rematerialization and offloading together, the other levers' included"
 
 // deficitBisect returns the largest makespan a bisection on [lo, hi] proves does not fit
 // (fits says whether one does, with the link's deficit; nothing below lo fits), at least lo.

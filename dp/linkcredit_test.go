@@ -338,6 +338,34 @@ func TestLinkCreditBackwardsAndDeficit(t *testing.T) {
 	require.Greater(t, all.Bound, own.Bound+0.5e-3)
 	require.Less(t, all.Bound, upper)
 	for l := 1; l <= c.Len(); l++ {
-		require.LessOrEqual(t, own.Back[l], own.Credit[l], "B^%d's own credit above its phase's", l)
+		// At most its phase's, but for the 10⁻¹² Σu of slack (backCredits).
+		require.LessOrEqual(t, own.Back[l], own.Credit[l]+2e-12*c.ComputeTime(), "B^%d's own credit above its phase's", l)
+	}
+}
+
+// TestLinkCreditTightBackward: a backward's own window can be exactly what the link needs.
+// TestSoundness' chain 832 at GiB scale with real durations (two of them zero): the optimal
+// schedule keeps ā^1 (3 GiB) away through B^3 and brings it back in T − Σu exactly, so B^3's
+// own budget, ⌊M + β·(T − Σu)⌋, came out a byte short of it and the credit refused the
+// optimum as an upper end (ErrLinkCreditUpper). With its slack the bound is the optimum
+// (the phases' running maximum gave Σu).
+func TestLinkCreditTightBackward(t *testing.T) {
+	const G = int64(1) << 30
+	c := &instances.Chain{Name: "chain 832 of TestSoundness", A0: 5 * G, Delta0: 5 * G, Stages: []instances.Stage{
+		{UF: 0.15012052355912828, A: 2 * G, ABar: 3 * G, Delta: 2 * G, OF: 6 * G, OB: 6 * G},
+		{A: 2 * G, ABar: 5 * G, Delta: 2 * G, OF: 4 * G, OB: 5 * G},
+		{UF: 0.0762882751954926, UB: 0.1476068928167031, A: 3 * G, ABar: 5 * G, Delta: 3 * G, OF: 6 * G, OB: 6 * G},
+		{UF: 0.1506283628170779, UB: 0.15901286692110994, OF: 3 * G, OB: 5 * G},
+	}}
+	const budget, beta = 24696061952, 5.946969696969697e+10
+	ref, err := oracle.Strict(c, budget, beta, oracle.StrictOptions{})
+	require.NoError(t, err)
+	require.True(t, ref.Feasible)
+	opt, _ := ref.Makespan.Float64()
+	for _, whole := range []bool{false, true} {
+		r, err := dp.LinkCredit(c, budget, beta, dp.LinkCreditOptions{Upper: opt, Whole: whole})
+		require.NoError(t, err, "whole tensors %v", whole)
+		require.LessOrEqual(t, r.Bound, opt*(1+1e-12))
+		require.InDelta(t, opt, r.Bound, 1e-9*opt, "whole tensors %v: B^3's own credit proves the optimum", whole)
 	}
 }

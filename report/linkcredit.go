@@ -271,6 +271,9 @@ func creditOutcome(r dp.LinkCreditResult, err error, start time.Time) creditResu
 	if r.Stats.Breakpoints > 0 || r.Probes > 0 {
 		note += fmt.Sprintf("; C_FL with phase budgets (%d breakpoints), fluid credits %s, whole tensors %d tables", r.Stats.Breakpoints, instances.FormatDuration(r.Fluid), r.Probes)
 	}
+	if r.DeficitProbes > 0 {
+		note += fmt.Sprintf(", the link's deficit %d table%s", r.DeficitProbes, map[bool]string{true: "", false: "s"}[r.DeficitProbes == 1])
+	}
 	return creditResult{bound: Bound{Name: "link credit", Kind: DPRelaxation, Value: r.Bound, Seconds: time.Since(start).Seconds(),
 		Note: note}, ok: true}
 }
