@@ -25,6 +25,7 @@ package dp
 // which costs P on the GPU and saves at most P of deficit: a relaxation).
 
 import (
+	"errors"
 	"math"
 )
 
@@ -262,3 +263,60 @@ const deficitLevels = 16
 
 // deficitStats is the size of one deficit table.
 type deficitStats struct{ Breakpoints, MaxBreakpoints int }
+
+// deficitBisect returns the largest makespan a search on [lo, hi] proves does not fit (fits
+// says whether one does, with the link's deficit; nothing below lo fits), at least lo: upwards
+// from lo in steps growing fourfold from 10⁻⁵ of it, then a bisection in the last step, so
+// that a deficit that moves the bound by little costs few tables (each is as large as the
+// credit table's last phase times its levels, squared). Where nothing below hi = upper
+// fitted, one probe just below upper (by wholeCloseTol) decides whether upper's schedule is
+// optimal. Stopped (ErrStopped), the makespan proved so far.
+func deficitBisect(lo, hi, upper float64, fits func(T float64) (bool, error)) (float64, error) {
+	var failed error
+	// probe is fits(t); stop says that the search ends there, with what it proved.
+	probe := func(t float64) (ok, stop bool) {
+		ok, err := fits(t)
+		if err != nil && !errors.Is(err, ErrStopped) {
+			failed = err
+		}
+		return ok, err != nil
+	}
+	if ok, stop := probe(lo); ok || stop {
+		return lo, failed
+	}
+	for step := 1e-5 * lo; lo+step < hi; step *= 4 {
+		t := lo + step
+		ok, stop := probe(t)
+		if stop {
+			return lo, failed
+		}
+		if ok {
+			if step <= 1e-5*lo {
+				return lo, nil // it moves the bound by less than 10⁻⁵: not worth its tables
+			}
+			hi = t
+			break
+		}
+		lo = t
+	}
+	for k := 0; k < 24 && hi-lo > 1e-6*hi; k++ {
+		mid := lo + (hi-lo)/2
+		ok, stop := probe(mid)
+		if stop {
+			return lo, failed
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	if t := upper * (1 - wholeCloseTol); hi == upper && hi-lo <= 1e-6*hi && t > lo {
+		if ok, stop := probe(t); stop {
+			return lo, failed
+		} else if !ok {
+			lo = t
+		}
+	}
+	return lo, nil
+}

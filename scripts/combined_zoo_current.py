@@ -4,11 +4,11 @@
 The table was measured whole once (docs/combined-zoo-recompute.tsv: scripts/combined-zoo.sh,
 every network, 60 s a point) and its open points again with each later change, one set of
 networks or points at a time (docs/combined-zoo-kept.tsv, -smallsets.tsv, -derated.tsv,
--evals.tsv: the same script with COMBINED_ZOO_CHAINS, _PCTS, _BETAS). Each point keeps the
-fastest verified schedule and the highest global bound any run measured there — each is a
-certificate on its own, and a run under load can come out slower; proven where they meet. This prints
-the counts the issue asks for, then every point not proven optimal with its residual gap and
-what was measured about it:
+-evals.tsv, -deficit.tsv: the same script with COMBINED_ZOO_CHAINS, _PCTS, _BETAS). Each point
+keeps the fastest verified schedule and the highest global bound any run measured there — each
+is a certificate on its own, and a run under load can come out slower; proven where they meet.
+This prints the counts the issue asks for, then every point not proven optimal with its
+residual gap and what was measured about it:
 
 - the link credit's own best sequence (docs/combined-zoo-recompute-gaps.tsv,
   TestCombinedZooGaps): its compute, the bytes it needs away at its peak, and its makespan
@@ -29,7 +29,7 @@ from combined_zoo_table import ORDER  # the networks in the table's order
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs")
 BASE = "combined-zoo-recompute.tsv"
 LATER = ["combined-zoo-kept.tsv", "combined-zoo-smallsets.tsv", "combined-zoo-derated.tsv",
-         "combined-zoo-evals.tsv"]
+         "combined-zoo-evals.tsv", "combined-zoo-deficit.tsv"]
 GAPS = "combined-zoo-recompute-gaps.tsv"
 TENSOR_AWARE = "tensor-aware-zoo.tsv"
 FIELDS = ("combined_ms", "combined_by", "bound_ms", "bound_by", "ratio", "proven")
