@@ -299,7 +299,11 @@ func linkCreditTable(c *instances.Chain, budget int64, beta float64, o LinkCredi
 			cred.back[l] = ceilBytes(beta, back[l]) - c1
 		}
 	}
-	top := math.Floor(float64(budget)+beta*(cut-sumU)) + float64(c1)
+	// Rounded up: the frontier is read at every T up to cut (a point needing B bytes at
+	// T = Σu + (B − c1 − M)/β), and a schedule whose backward's own window is exactly what the
+	// link needs (TestLinkCreditTightBackward: 3 GiB away through B^3, brought back in T − Σu)
+	// needs the byte that ⌊M + β·(cut − Σu)⌋ loses to the float sums when cut is its makespan.
+	top := math.Ceil(float64(budget)+beta*(cut-sumU)) + float64(c1)
 	res.TopBudget = bytesOf(top)
 	opt := o.Exact
 	opt.Cutoff = cut
@@ -457,7 +461,7 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 			// u_b^{L+1}); each cap at most its fluid credit, as above.
 			back := shape.backCredits(rho, eps)
 			cr.back = make([]int64, n+1)
-			sl := 1e-12 * T // the windows' float sums, as backCredits'
+			sl := 1e-12 * T // the windows' float sums, as the recomputation's (fluidAway)
 			cr.back[n] = min(wf[n].at(T-sub-rho[n]+sl), wb[n].at(T-suf-shape.ubn+sl), fluid(back[n]))
 			for l := n - 1; l >= 1; l-- {
 				cr.back[l] = min(wf[l].at(T-pb[l]-rho[l]+sl), wb[l].at(T-suf-(sub-pb[l-1])-eps[l]+sl), fluid(back[l]))

@@ -287,18 +287,12 @@ func (s *creditShape) credits(rho, eps []float64) (phase, first []float64) {
 // backCredits returns B^ℓ's own credit (seconds beyond T − Σu), not raised to a running
 // maximum: B^ℓ starts by T − Σ_{k≤ℓ} u_b − ρ_ℓ and ends after Σu_f + Σ_{k≥ℓ} u_b + ε_ℓ
 // (B^{L+1}: by T − Σu_b − ρ_{L+1}, after Σu_f + u_b^{L+1}).
-//
-// Each gets 10⁻¹² Σu more: a backward's own window can be exactly what the link needs (a
-// 4-stage chain at GiB scale whose B^3 has 3 GiB away, brought back in T − Σu: its budget,
-// ⌊M + β·(T − Σu)⌋, came out a byte short of the optimal schedule's, as the phases' running
-// maximum never was), and the float sums leave a few ulps of T below it.
 func (s *creditShape) backCredits(rho, eps []float64) []float64 {
 	n := s.n
-	slack := 1e-12 * s.sumU
 	back := make([]float64, n+1)
-	back[n] = min(s.sub-s.ubn, s.suf-rho[n]) + slack
+	back[n] = min(s.sub-s.ubn, s.suf-rho[n])
 	for l := n - 1; l >= 1; l-- {
-		back[l] = min(s.pb[l-1]-eps[l], s.sumU-s.pb[l]-rho[l]) + slack
+		back[l] = min(s.pb[l-1]-eps[l], s.sumU-s.pb[l]-rho[l])
 	}
 	return back
 }
