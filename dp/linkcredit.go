@@ -399,24 +399,23 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		wfirst[k], wbfirst[k] = fpfx[k-1], bpfx[k-1]
 	}
 	zero := make([]float64, n+1)
-	// credits returns the probe's credits at T, nil when the recomputation alone exceeds T
-	// or some B^ℓ fits no set of activations (recompute.go, with whole tensors too).
-	// fluidAt is a credit h's bytes over the budget at T (as the probes' fluid caps), rhoN the
-	// last probe's ρ_{L+1}.
+	// fluidAt is a credit h's bytes over the budget at T, as the fluid table rounds it
+	// (⌊M + β·(T − Σu)⌋ − M + ⌈β·h⌉); rhoN is the last probe's ρ_{L+1} (the deficit's
+	// s-sides).
 	fluidAt := func(T, h float64) int64 {
 		return max(bytesOf(math.Floor(float64(budget)+beta*(T-sumU)))-budget, 0) + ceilBytes(beta, h)
 	}
 	var rhoN float64
+	// credits returns the probe's credits at T, nil when the recomputation alone exceeds T
+	// or some B^ℓ fits no set of activations (recompute.go, with whole tensors too).
 	credits := func(T float64) *phaseCredit {
 		cr := &phaseCredit{phase: make([]int64, n+1), first: make([]int64, n+1)}
-		// Each at most its fluid credit, as the fluid table rounds it (⌊M + β·(T − Σu)⌋ − M +
-		// ⌈β·h⌉): a whole-tensor cap can be above it (its Pareto set, past maxCapPoints,
-		// merges points into earlier finishes with more bytes), and the two bound the same
-		// bytes. Without this the probes could fit below the fluid bound (DenseNet-121 at
-		// 10 %, 12 GB/s: phase L+1 52 MB above its fluid credit at 83.68 ms), which matters
-		// once the fluid table is pruned below it (Prune).
-		shift := bytesOf(math.Floor(float64(budget)+beta*(T-sumU))) - budget
-		fluid := func(h float64) int64 { return max(shift, 0) + ceilBytes(beta, h) }
+		// Each at most its fluid credit: a whole-tensor cap can be above it (its Pareto set,
+		// past maxCapPoints, merges points into earlier finishes with more bytes), and the two
+		// bound the same bytes. Without this the probes could fit below the fluid bound
+		// (DenseNet-121 at 10 %, 12 GB/s: phase L+1 52 MB above its fluid credit at 83.68 ms),
+		// which matters once the fluid table is pruned below it (Prune).
+		fluid := func(h float64) int64 { return fluidAt(T, h) }
 		// The recomputation (recompute.go): an operation of phase ℓ starts ρ_ℓ earlier and ends
 		// ε_ℓ later than without it, so its whole-tensor caps are read there. NoRecompute: the
 		// older credits, phase ℓ ≤ L starting by T − Σ_{k<ℓ} u_b.
