@@ -34,21 +34,22 @@ import (
 // bytes (levels[0] = 0, increasing), sfirst[j] the s-side credit of the first run of F^j in the
 // table's bytes (as ref), sturn B^{L+1}'s, rel[j] ⌊β·Σ_{k≤j} u_f⌋.
 type deficitTable struct {
-	f             *FloatingExact
-	x             int64
-	levels        []int64
-	sfirst        []int64
-	sturn         int64
-	rel           []int64
-	cut           *cutoff
-	g, h          [][]pareto // [level][s*(n+1)+t]
-	ar            arena
-	xar           arena
-	env           envelope
-	stop          <-chan struct{}
-	x2            []pareto
-	breakpoints   int
-	maxBreakpoint int
+	f      *FloatingExact
+	x      int64
+	levels []int64
+	sfirst []int64
+	sturn  int64
+	rel    []int64
+	cut    *cutoff
+	g, h   [][]pareto // [level][s*(n+1)+t]
+	ar     arena
+	xar    arena
+	env    envelope
+	stop   <-chan struct{}
+	x2     []pareto
+	// room is how many breakpoints the levels may hold (the memory limit less the plain
+	// table's), used what they hold so far.
+	room, used int
 }
 
 func (d *deficitTable) key(s, t int) int { return s*(d.f.n+1) + t }
@@ -175,7 +176,9 @@ func (d *deficitTable) fill() error {
 					env.cur.truncate(d.cut.limit(r, t, l))
 				}
 				env.cur.thin(f.thin)
-				d.count(&env.cur)
+				if err := d.count(&env.cur); err != nil {
+					return err
+				}
 				d.h[k][d.key(r, t)] = d.ar.keep(&env.cur)
 			}
 			for t := r; t <= l; t++ {
@@ -203,7 +206,9 @@ func (d *deficitTable) fill() error {
 					env.cur.truncate(d.cut.limit(s, t, l))
 				}
 				env.cur.thin(f.thin)
-				d.count(&env.cur)
+				if err := d.count(&env.cur); err != nil {
+					return err
+				}
 				d.g[k][d.key(s, t)] = d.ar.keep(&env.cur)
 			}
 		}
@@ -211,10 +216,17 @@ func (d *deficitTable) fill() error {
 	return nil
 }
 
-func (d *deficitTable) count(p *pareto) {
-	d.breakpoints += len(p.mem)
-	d.maxBreakpoint = max(d.maxBreakpoint, len(p.mem))
+// count adds p's breakpoints to what the levels hold: errDeficitRoom past their room.
+func (d *deficitTable) count(p *pareto) error {
+	if d.used += len(p.mem); d.used > d.room {
+		return errDeficitRoom
+	}
+	return nil
 }
+
+// errDeficitRoom says that a deficit table outgrew the memory limit beside the plain table it
+// refines: like a stop, what the tables before it proved stands.
+var errDeficitRoom = errors.New("dp: link deficit: its levels outgrow the memory limit")
 
 // top is the whole chain's value at level 0 at memory m (+∞ when nothing fits).
 func (d *deficitTable) top(m int64) float64 {
@@ -225,15 +237,22 @@ func (d *deficitTable) top(m int64) float64 {
 // at least T, its F^1 budget at T being x bytes) once its phase-(L+1) states carry the link
 // deficit (levels of width β·Σu_f/deficitLevels). sfirst[j] and sturn are the s-side credits
 // of the first run of F^j and of B^{L+1} in f's bytes (as its ref), pf the prefix sums of u_f.
-func deficitFits(f *FloatingExact, x int64, T, beta float64, sfirst []int64, sturn int64, pf []float64, stop <-chan struct{}) (bool, deficitStats, error) {
+func deficitFits(f *FloatingExact, x int64, T, beta float64, sfirst []int64, sturn int64, pf []float64, opt ExactOptions) (bool, error) {
 	n := f.n
-	d := &deficitTable{f: f, x: x, sfirst: sfirst, sturn: sturn, stop: stop, rel: make([]int64, n+1)}
+	d := &deficitTable{f: f, x: x, sfirst: sfirst, sturn: sturn, stop: opt.Stop, rel: make([]int64, n+1)}
+	// Its room: the memory limit less the plain table (its fixed part and breakpoints) and the
+	// levels' frontier headers (G and H of each phase-(L+1) state at each level).
+	headers := satMul(float64(deficitLevels), 2, float64(n+1), float64(n+1), paretoBytes)
+	d.room = int((memoryLimit(opt.MaxMemory)-floatingExactFixedBytes(n)-headers)/breakpointBytes) - f.stats.Breakpoints
+	if d.room < 0 {
+		return false, errDeficitRoom
+	}
 	for j := 1; j <= n; j++ {
 		d.rel[j] = awayBytes(beta, pf[j])
 	}
 	m := x - f.c.A0
 	if m < 0 {
-		return false, deficitStats{}, nil
+		return false, nil
 	}
 	// Levels up to the most deficit at which B^{L+1} can still fit within m (above it no
 	// sequence fits), and at most what the link moves over the first pass.
@@ -245,10 +264,9 @@ func deficitFits(f *FloatingExact, x int64, T, beta float64, sfirst []int64, stu
 	}
 	d.cut = newCutoff(f.bc.uf, f.bc.ub, T)
 	if err := d.fill(); err != nil {
-		return false, deficitStats{}, err
+		return false, err
 	}
-	st := deficitStats{Breakpoints: d.breakpoints, MaxBreakpoints: d.maxBreakpoint}
-	return d.top(min(m, f.avail)) <= T*(1+1e-12), st, nil
+	return d.top(min(m, f.avail)) <= T*(1+1e-12), nil
 }
 
 // DeficitMaxStages is the most stages on which LinkCredit adds the link's deficit: its tables
@@ -261,22 +279,19 @@ const DeficitMaxStages = 60
 // multiple of β·Σu_f/deficitLevels.
 const deficitLevels = 16
 
-// deficitStats is the size of one deficit table.
-type deficitStats struct{ Breakpoints, MaxBreakpoints int }
-
 // deficitBisect returns the largest makespan a search on [lo, hi] proves does not fit (fits
 // says whether one does, with the link's deficit; nothing below lo fits), at least lo: upwards
 // from lo in steps growing fourfold from 10⁻⁵ of it, then a bisection in the last step, so
 // that a deficit that moves the bound by little costs few tables (each is as large as the
 // credit table's last phase times its levels, squared). Where nothing below hi = upper
 // fitted, one probe just below upper (by wholeCloseTol) decides whether upper's schedule is
-// optimal. Stopped (ErrStopped), the makespan proved so far.
+// optimal. Stopped (ErrStopped), or out of room (errDeficitRoom), the makespan proved so far.
 func deficitBisect(lo, hi, upper float64, fits func(T float64) (bool, error)) (float64, error) {
 	var failed error
 	// probe is fits(t); stop says that the search ends there, with what it proved.
 	probe := func(t float64) (ok, stop bool) {
 		ok, err := fits(t)
-		if err != nil && !errors.Is(err, ErrStopped) {
+		if err != nil && !errors.Is(err, ErrStopped) && !errors.Is(err, errDeficitRoom) {
 			failed = err
 		}
 		return ok, err != nil

@@ -111,9 +111,7 @@ type LinkCreditResult struct {
 	Fluid  float64
 	Probes int
 	Gap    float64
-	// Deficit is the bound with whole tensors and the link's deficit (deficit.go), Bound
-	// unless stopped before; DeficitProbes counts its tables (one per makespan probed).
-	Deficit       float64
+	// DeficitProbes counts the link's deficit's tables (deficit.go; one per makespan probed).
 	DeficitProbes int
 }
 
@@ -329,7 +327,7 @@ func linkCreditTable(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	default:
 		return ErrLinkCreditUpper
 	}
-	res.Fluid, res.Deficit = res.Bound, res.Bound
+	res.Fluid = res.Bound
 	if o.Sequences > 0 {
 		idx := make([]int, len(front))
 		for i := range idx {
@@ -509,7 +507,7 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		for j := 1; j <= n; j++ {
 			sfirst[j] = fluidAt(T, pf[j-1]-rhoN) - base
 		}
-		ok, _, err := deficitFits(f, budget+base, T, beta, sfirst, fluidAt(T, suf-rhoN)-base, pf, opt.Stop)
+		ok, err := deficitFits(f, budget+base, T, beta, sfirst, fluidAt(T, suf-rhoN)-base, pf, opt)
 		res.DeficitProbes++
 		return ok, err
 	}
@@ -517,7 +515,6 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	// top of the whole-tensor tables, from lo (deficit.go), last, so that a share spent on it
 	// loses nothing the probes before proved.
 	wholeDeficit := func(lo float64) error {
-		res.Deficit = lo
 		if o.NoDeficit || n > DeficitMaxStages || lo >= o.Upper*(1-2*wholeCloseTol) {
 			return nil // left out, too large, or Upper proven optimal already
 		}
@@ -525,7 +522,7 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		if err != nil {
 			return err
 		}
-		res.Bound, res.Deficit = b, b
+		res.Bound = b
 		return nil
 	}
 	lo, hi := res.Bound, o.Upper

@@ -337,6 +337,11 @@ func TestLinkCreditBackwardsAndDeficit(t *testing.T) {
 	require.Greater(t, own.Bound, before.Bound+1.5e-3)
 	require.Greater(t, all.Bound, own.Bound+0.5e-3)
 	require.Less(t, all.Bound, upper)
+	// Within --max-memory: at 3 MiB the plain tables fit (1.36 MiB of headers, 9 K breakpoints)
+	// but not the deficit's 16 levels beside them; it stops as a time share does, and the
+	// whole-tensor bound stands.
+	tight := bound(dp.LinkCreditOptions{Exact: dp.ExactOptions{MaxMemory: 3 << 20}})
+	require.InDelta(t, own.Bound, tight.Bound, 1e-12*upper)
 	for l := 1; l <= c.Len(); l++ {
 		require.LessOrEqual(t, own.Back[l], own.Credit[l], "B^%d's own credit above its phase's", l)
 	}
