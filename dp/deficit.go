@@ -172,14 +172,9 @@ func (d *deficitTable) fill() error {
 				for t2 := t + 1; t2 <= l; t2++ {
 					env.addShifted(0, &d.x2[t2], 0, f.row(f.g, r, t, t2-1), -(f.ref(t2-1, r) - refR), 0, int32(t2), true)
 				}
-				if d.cut != nil {
-					env.cur.truncate(d.cut.limit(r, t, l))
-				}
-				env.cur.thin(f.thin)
-				if err := d.count(&env.cur); err != nil {
+				if err := d.keep(&d.h[k][d.key(r, t)], r, t); err != nil {
 					return err
 				}
-				d.h[k][d.key(r, t)] = d.ar.keep(&env.cur)
 			}
 			for t := r; t <= l; t++ {
 				s := r
@@ -202,25 +197,27 @@ func (d *deficitTable) fill() error {
 					child := func(k2 int) *pareto { return &d.h[k2][d.key(r2, t)] }
 					d.addLevels(pre, child, shift-(f.ref(l, r2)-refS), max(moves-bc.a[s-1], shift, 0), int32(r2), k, th)
 				}
-				if d.cut != nil {
-					env.cur.truncate(d.cut.limit(s, t, l))
-				}
-				env.cur.thin(f.thin)
-				if err := d.count(&env.cur); err != nil {
+				if err := d.keep(&d.g[k][d.key(s, t)], s, t); err != nil {
 					return err
 				}
-				d.g[k][d.key(s, t)] = d.ar.keep(&env.cur)
 			}
 		}
 	}
 	return nil
 }
 
-// count adds p's breakpoints to what the levels hold: errDeficitRoom past their room.
-func (d *deficitTable) count(p *pareto) error {
-	if d.used += len(p.mem); d.used > d.room {
+// keep stores the envelope as state (s, t, L+1)'s frontier in dst, cut at the cutoff's limit
+// and thinned as the plain table's: errDeficitRoom past the levels' room.
+func (d *deficitTable) keep(dst *pareto, s, t int) error {
+	cur := &d.env.cur
+	if d.cut != nil {
+		cur.truncate(d.cut.limit(s, t, d.f.n))
+	}
+	cur.thin(d.f.thin)
+	if d.used += len(cur.mem); d.used > d.room {
 		return errDeficitRoom
 	}
+	*dst = d.ar.keep(cur)
 	return nil
 }
 
@@ -286,7 +283,10 @@ const deficitLevels = 16
 // credit table's last phase times its levels, squared). Where nothing below hi = upper
 // fitted, one probe just below upper (by wholeCloseTol) decides whether upper's schedule is
 // optimal. Stopped (ErrStopped), or out of room (errDeficitRoom), the makespan proved so far.
-func deficitBisect(lo, hi, upper float64, fits func(T float64) (bool, error)) (float64, error) {
+//
+// loFails says that lo is known not to fit (the whole-tensor bisection's lower end, which
+// fits no whole-tensor table, let alone one with the deficit): its probe is skipped.
+func deficitBisect(lo, hi, upper float64, loFails bool, fits func(T float64) (bool, error)) (float64, error) {
 	var failed error
 	// probe is fits(t); stop says that the search ends there, with what it proved.
 	probe := func(t float64) (ok, stop bool) {
@@ -296,8 +296,10 @@ func deficitBisect(lo, hi, upper float64, fits func(T float64) (bool, error)) (f
 		}
 		return ok, err != nil
 	}
-	if ok, stop := probe(lo); ok || stop {
-		return lo, failed
+	if !loFails {
+		if ok, stop := probe(lo); ok || stop {
+			return lo, failed
+		}
 	}
 	for step := 1e-5 * lo; lo+step < hi; step *= 4 {
 		t := lo + step

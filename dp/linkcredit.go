@@ -513,12 +513,12 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	}
 	// wholeDeficit ends the whole-tensor bisection, whose bound is lo: the link's deficit on
 	// top of the whole-tensor tables, from lo (deficit.go), last, so that a share spent on it
-	// loses nothing the probes before proved.
-	wholeDeficit := func(lo float64) error {
+	// loses nothing the probes before proved; loFails: lo fits no whole-tensor table.
+	wholeDeficit := func(lo float64, loFails bool) error {
 		if o.NoDeficit || n > DeficitMaxStages || lo >= o.Upper*(1-2*wholeCloseTol) {
 			return nil // left out, too large, or Upper proven optimal already
 		}
-		b, err := deficitBisect(lo, o.Upper, o.Upper, func(T float64) (bool, error) { return fits(T, true) })
+		b, err := deficitBisect(lo, o.Upper, o.Upper, loFails, func(T float64) (bool, error) { return fits(T, true) })
 		if err != nil {
 			return err
 		}
@@ -535,7 +535,7 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 	} else if err != nil {
 		return err
 	} else if ok {
-		return wholeDeficit(lo) // the fluid bound already fits with whole tensors
+		return wholeDeficit(lo, false) // the fluid bound already fits with whole tensors
 	}
 	k := 1
 	for ; k < probes && hi-lo > 1e-6*hi; k++ {
@@ -574,7 +574,7 @@ func linkCreditWhole(c *instances.Chain, budget int64, beta float64, o LinkCredi
 		}
 	}
 	res.Bound, res.Gap = lo, hi-lo
-	return wholeDeficit(lo)
+	return wholeDeficit(lo, true) // lo fits no whole-tensor table
 }
 
 // wholeCloseTol is how far below Upper linkCreditWhole's last probe lies: half of the 1e-9 by
